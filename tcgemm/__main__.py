@@ -1,0 +1,79 @@
+"""Command line: `python -m tcgemm info` and `python -m tcgemm bench`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .catalog import GEMM_KERNELS, all_sources
+from .errors import TcgemmError
+
+
+def cmd_info(args) -> int:
+    from .gpu.compile import load_module
+    from .gpu.device import device_info
+    from .hw import lower_bound_seconds, peak_for
+
+    info = device_info()
+    print(f"GPU            {info.name} ({info.arch}), {info.sm_count} SMs, boost clock {info.sm_clock_mhz:.0f} MHz")
+    print(f"memory         {info.memory_bytes / 2**30:.1f} GiB, L2 {info.l2_bytes / 2**20:.0f} MiB, "
+          f"shared memory per block {info.shared_mem_per_block // 1024} KiB "
+          f"(opt-in {info.shared_mem_per_block_optin // 1024} KiB)")
+    print(f"software       CUDA runtime {info.cuda_runtime}, driver {info.cuda_driver}, CuPy {info.cupy_version}")
+    peak = peak_for(info.name)
+    if peak:
+        bound = lower_bound_seconds(4096, 4096, 4096, peak.tflops)
+        print(f"peak           {peak.tflops} TFLOP/s fp16 in / fp32 accumulate ({peak.source})")
+        print(f"4096^3 bound   {bound * 1e6:.0f} us at that peak")
+    else:
+        print("peak           unknown for this GPU: tables will show n/a for % of peak")
+    for source in all_sources():
+        module = load_module(source)
+        print(f"compile        kernels/{source}: OK ({info.arch})")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from .gpu.bench import bench
+    from .gpu.device import device_info
+    from .hw import peak_for
+    from .report import format_table, table_rows
+
+    M, N, K = args.mnk if args.mnk else (args.size,) * 3
+    info = device_info()
+    peak = peak_for(info.name)
+    print(f"{info.name} ({info.arch}); C = A @ B, fp16 in, fp32 accumulate, M={M} N={N} K={K}")
+    results = bench(args.kernels or None, M, N, K, reps=args.reps, warmup=args.warmup, log=print)
+    print()
+    print(format_table(results, baseline="cuBLAS (cublasGemmEx)", peak_tflops=peak.tflops if peak else None))
+    if peak:
+        print(f"% peak: of {peak.tflops} TFLOP/s ({peak.label}, datasheet)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": info.as_dict(), "M": M, "N": N, "K": K,
+                       "rows": table_rows(results, "cuBLAS (cublasGemmEx)", peak.tflops if peak else None)},
+                      f, indent=2)
+    return 0 if all(r.passed for r in results) else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tcgemm", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="the GPU, its peak, and a compile check of every kernel")
+    b = sub.add_parser("bench", help="check and time every GEMM kernel and cuBLAS")
+    b.add_argument("--size", type=int, default=4096, help="M = N = K (default 4096)")
+    b.add_argument("--mnk", type=int, nargs=3, metavar=("M", "N", "K"))
+    b.add_argument("--kernels", nargs="*", choices=list(GEMM_KERNELS))
+    b.add_argument("--reps", type=int, default=50)
+    b.add_argument("--warmup", type=int, default=10)
+    b.add_argument("--json", help="also write the table as JSON to this file")
+    args = parser.parse_args(argv)
+    try:
+        return {"info": cmd_info, "bench": cmd_bench}[args.command](args)
+    except TcgemmError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

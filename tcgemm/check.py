@@ -1,0 +1,66 @@
+"""Is a kernel's output right? Pure module: works on numpy arrays (the GPU side copies back first).
+
+A result passes when it has no NaN or Inf, and both its relative Frobenius error and its largest
+element error (relative to the largest reference element) are under the tolerances of its precision.
+The Frobenius norm measures the typical error; the max-norm catches a handful of wrong elements,
+which barely move a Frobenius norm over millions of entries.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Tolerances by (accumulator precision). Inputs are fp16 drawn uniformly from [-1, 1).
+# fp32 accumulation: errors come from the fp32 sums (~1e-6 relative); a wrong index gives O(1).
+# fp16 accumulation: every partial sum is rounded to fp16 (11-bit significand), ~1e-3 relative.
+TOLERANCES = {
+    "float32": (1e-4, 1e-3),   # (relative Frobenius, relative max)
+    "float16": (1e-2, 2e-2),
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    passed: bool
+    rel_fro: float
+    rel_max: float
+    tol_fro: float
+    tol_max: float
+    nonfinite: int
+    reason: str
+
+    def __str__(self) -> str:
+        verdict = "PASS" if self.passed else "FAIL"
+        return (f"{verdict}: relative Frobenius error {self.rel_fro:.2e} (tolerance {self.tol_fro:.0e}), "
+                f"max error {self.rel_max:.2e} of max |ref| (tolerance {self.tol_max:.0e})"
+                + ("" if self.passed else f" -- {self.reason}"))
+
+
+def compare(out, ref, precision: str = "float32") -> Check:
+    """Compare a result with a reference computed in higher precision."""
+    if precision not in TOLERANCES:
+        raise ValueError(f"precision must be one of {sorted(TOLERANCES)}, got {precision!r}")
+    tol_fro, tol_max = TOLERANCES[precision]
+    out = np.asarray(out, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if out.shape != ref.shape:
+        raise ValueError(f"output shape {out.shape} differs from reference shape {ref.shape}")
+    nonfinite = int(out.size - np.count_nonzero(np.isfinite(out)))
+    ref_fro = np.linalg.norm(ref)
+    ref_max = np.abs(ref).max() if ref.size else 0.0
+    if ref_fro == 0 or ref_max == 0:
+        raise ValueError("the reference is all zeros: test on random, non-zero inputs")
+    if nonfinite:
+        return Check(False, float("nan"), float("nan"), tol_fro, tol_max, nonfinite,
+                     f"{nonfinite} of {out.size} elements are NaN or Inf (unwritten or overflowed)")
+    diff = out - ref
+    rel_fro = float(np.linalg.norm(diff) / ref_fro)
+    rel_max = float(np.abs(diff).max() / ref_max)
+    reasons = []
+    if not rel_fro <= tol_fro:
+        reasons.append("Frobenius error over tolerance")
+    if not rel_max <= tol_max:
+        worst = np.unravel_index(int(np.abs(diff).argmax()), diff.shape)
+        reasons.append(f"worst element at {tuple(int(i) for i in worst)}")
+    return Check(not reasons, rel_fro, rel_max, tol_fro, tol_max, 0, "; ".join(reasons))

@@ -1,0 +1,1 @@
+"""Everything that touches the GPU. The only place in tcgemm that imports CuPy."""

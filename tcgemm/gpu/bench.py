@@ -1,0 +1,106 @@
+"""Check and time kernels on the GPU: fresh random inputs, NaN-poisoned outputs, CUDA-event timing."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..catalog import GEMM_KERNELS
+from ..check import Check, compare
+from ..report import BenchResult, summarize
+from . import cublas
+from .device import device_info, require_gpu
+from .gemm import kernel_spec, launch
+
+CUBLAS = "cuBLAS (cublasGemmEx)"
+
+
+def random_operands(M: int, N: int, K: int, seed: int | None = None):
+    """A (M, K) row-major and B (K, N) column-major, fp16, uniform in [-1, 1): never zeros."""
+    cupy = require_gpu()
+    rng = cupy.random.default_rng(seed)
+    A = (rng.random((M, K), dtype=np.float32) * 2 - 1).astype(np.float16)
+    Bt = (rng.random((N, K), dtype=np.float32) * 2 - 1).astype(np.float16)
+    return A, Bt.T
+
+
+def reference(A, B):
+    """fp32 product of the fp16 inputs upcast to fp32 (CuPy's fp32 matmul; TF32 is off by default)."""
+    return A.astype(np.float32) @ B.astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Runner:
+    """One way to compute C = A @ B: a name, how to allocate C, and how to launch into it."""
+    name: str
+    out_dtype: str
+    run: Callable  # (A, B, C) -> None
+
+    def new_output(self, M: int, N: int):
+        cupy = require_gpu()
+        return cupy.full((M, N), np.nan, dtype=self.out_dtype)
+
+
+def runner(key: str) -> Runner:
+    if key == "cublas":
+        return Runner(CUBLAS, "float32", cublas.gemm_ex)
+    spec = kernel_spec(key)
+    return Runner(spec.title, spec.out_dtype, lambda A, B, C: launch(spec, A, B, C))
+
+
+def check_runner(r: Runner, M: int, N: int, K: int, seed: int | None = None) -> Check:
+    """Run once on fresh random inputs into a NaN-filled output and compare with the fp32 reference."""
+    cupy = require_gpu()
+    A, B = random_operands(M, N, K, seed)
+    C = r.new_output(M, N)
+    r.run(A, B, C)
+    ref = reference(A, B)
+    cupy.cuda.get_current_stream().synchronize()
+    return compare(cupy.asnumpy(C), cupy.asnumpy(ref), precision=r.out_dtype)
+
+
+def time_launches(fn: Callable[[], None], warmup: int = 10, reps: int = 50, flush_l2: bool = True):
+    """Median-based timing of `fn` with CUDA events; L2 is overwritten before each timed launch."""
+    cupy = require_gpu()
+    scratch = cupy.empty(2 * device_info().l2_bytes // 4 + 1, dtype=np.float32) if flush_l2 else None
+    for _ in range(warmup):
+        fn()
+    starts = [cupy.cuda.Event() for _ in range(reps)]
+    ends = [cupy.cuda.Event() for _ in range(reps)]
+    for i in range(reps):
+        if scratch is not None:
+            scratch.fill(float(i))
+        starts[i].record()
+        fn()
+        ends[i].record()
+    ends[-1].synchronize()
+    return summarize([cupy.cuda.get_elapsed_time(s, e) / 1e3 for s, e in zip(starts, ends)])
+
+
+def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50, warmup: int = 10,
+          with_cublas: bool = True, log: Callable[[str], None] | None = print) -> list[BenchResult]:
+    """Check, then time, each kernel (and cuBLAS) at one size. Kernels whose tiles don't divide the
+    size are skipped with a note. PASS/FAIL is logged before the kernel is timed."""
+    keys = list(GEMM_KERNELS) if keys is None else list(keys)
+    if with_cublas and "cublas" not in keys:
+        keys = ["cublas", *keys]
+    results = []
+    for i, key in enumerate(keys, 1):
+        r = runner(key)
+        if key != "cublas":
+            spec = GEMM_KERNELS[key]
+            if M % spec.tile_m or N % spec.tile_n or K % spec.tile_k:
+                if log:
+                    log(f"[{i}/{len(keys)}] {r.name}: skipped, {M}x{N}x{K} is not a multiple of its tiles")
+                continue
+        check = check_runner(r, M, N, K)
+        if log:
+            log(f"[{i}/{len(keys)}] {r.name}: {check}")
+        A, B = random_operands(M, N, K)
+        C = r.new_output(M, N)
+        timing = time_launches(lambda: r.run(A, B, C), warmup=warmup, reps=reps)
+        results.append(BenchResult(r.name, M, N, K, timing, check.passed, str(check)))
+        if log:
+            log(f"[{i}/{len(keys)}] {r.name}: median {timing.median * 1e6:.0f} us over {timing.runs} runs")
+    return results

@@ -1,0 +1,46 @@
+"""The cuBLAS baseline: cublasGemmEx with fp16 inputs, fp32 output and CUBLAS_COMPUTE_32F.
+
+cuBLAS is column-major. Our C = A @ B, with A row-major (M, K), B column-major (K, N) and C row-major
+(M, N), is the column-major product C^T = B^T A^T: cuBLAS's first operand is our B buffer read
+transposed (N x K, leading dimension K), its second is our A buffer as a column-major K x M matrix
+(leading dimension K), and its output is our C buffer as a column-major N x M matrix (leading dimension N).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .device import require_gpu
+
+_ONE = np.ones(1, dtype=np.float32)
+_ZERO = np.zeros(1, dtype=np.float32)
+
+
+def gemm_ex(A, B, C) -> None:
+    """C (fp32, row-major M x N) = A (fp16 row-major M x K) @ B (fp16 column-major K x N)."""
+    cupy = require_gpu()
+    from cupy_backends.cuda.libs import cublas
+    from cupy_backends.cuda.api import runtime
+
+    M, K = A.shape
+    N = B.shape[1]
+    if not (A.flags.c_contiguous and B.flags.f_contiguous and C.flags.c_contiguous):
+        raise ValueError("cuBLAS baseline expects A row-major, B column-major, C row-major")
+    if A.dtype != np.float16 or B.dtype != np.float16 or C.dtype != np.float32:
+        raise ValueError("cuBLAS baseline expects fp16 A and B and an fp32 C")
+    handle = cupy.cuda.device.get_cublas_handle()
+    cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+    cublas.setStream(handle, cupy.cuda.get_current_stream().ptr)
+    cublas.gemmEx(
+        handle, cublas.CUBLAS_OP_T, cublas.CUBLAS_OP_N, N, M, K,
+        _ONE.ctypes.data, B.data.ptr, runtime.CUDA_R_16F, K,
+        A.data.ptr, runtime.CUDA_R_16F, K,
+        _ZERO.ctypes.data, C.data.ptr, runtime.CUDA_R_32F, N,
+        cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT,
+    )
+
+
+def matmul(A, B):
+    cupy = require_gpu()
+    C = cupy.full((A.shape[0], B.shape[1]), np.nan, dtype=np.float32)
+    gemm_ex(A, B, C)
+    return C

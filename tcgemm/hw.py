@@ -1,0 +1,75 @@
+"""Tensor Core peaks of the GPUs readers use, and the time bounds they imply. Pure module.
+
+Peaks are dense (no 2:4 sparsity) FP16-input, FP32-accumulate Tensor Core rates at the boost clock,
+in TFLOP/s, as NVIDIA publishes them. GeForce parts run FP32 accumulation at half their FP16-accumulate
+rate; data-centre parts run both at the same rate. The figures are datasheet numbers, not measurements.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Peak:
+    label: str
+    tflops: float
+    source: str
+
+
+# (pattern matched against the CUDA device name, peak). First match wins: keep specific names first.
+_PEAKS: tuple[tuple[str, Peak], ...] = (
+    (r"RTX 4090", Peak("GeForce RTX 4090", 165.2,
+                       "NVIDIA Ada Lovelace GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense")),
+    (r"RTX 3090", Peak("GeForce RTX 3090", 71.0,
+                       "NVIDIA Ampere GA102 GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense")),
+    (r"\bA100\b", Peak("A100 (SXM4 or PCIe)", 312.0,
+                       "NVIDIA A100 Tensor Core GPU datasheet: FP16 Tensor Core, dense")),
+    (r"\bA10\b", Peak("A10", 125.0, "NVIDIA A10 datasheet: FP16 Tensor Core, dense")),
+    (r"\bL4\b", Peak("L4", 121.0, "NVIDIA L4 datasheet: FP16 Tensor Core 242 TFLOP/s with sparsity, halved")),
+    (r"H100.*PCIe", Peak("H100 PCIe", 756.5,
+                         "NVIDIA H100 datasheet: FP16 Tensor Core 1,513 TFLOP/s with sparsity, halved")),
+    (r"H100.*NVL", Peak("H100 NVL", 835.5,
+                        "NVIDIA H100 datasheet: FP16 Tensor Core 1,671 TFLOP/s with sparsity, halved")),
+    (r"H100", Peak("H100 SXM5", 989.4, "NVIDIA H100 Tensor Core GPU architecture whitepaper: FP16 Tensor, dense")),
+    (r"H200", Peak("H200 SXM", 989.4,
+                   "NVIDIA H200 datasheet: FP16 Tensor Core 1,979 TFLOP/s with sparsity, halved")),
+)
+
+
+def known_peaks() -> list[Peak]:
+    return [p for _, p in _PEAKS]
+
+
+def peak_for(device_name: str) -> Peak | None:
+    """The datasheet peak for a CUDA device name such as 'NVIDIA GeForce RTX 4090', or None if unknown."""
+    for pattern, peak in _PEAKS:
+        if re.search(pattern, device_name):
+            return peak
+    return None
+
+
+def gemm_flops(M: int, N: int, K: int) -> int:
+    """Floating-point operations of C = A @ B, counting one multiply-add as two."""
+    return 2 * M * N * K
+
+
+def lower_bound_seconds(M: int, N: int, K: int, peak_tflops: float) -> float:
+    """The shortest time the GEMM can take at the given peak rate."""
+    if peak_tflops <= 0:
+        raise ValueError(f"peak_tflops must be positive, got {peak_tflops}")
+    return gemm_flops(M, N, K) / (peak_tflops * 1e12)
+
+
+def tflops(M: int, N: int, K: int, seconds: float) -> float:
+    if seconds <= 0:
+        raise ValueError(f"a time must be positive, got {seconds}")
+    return gemm_flops(M, N, K) / seconds / 1e12
+
+
+def mma_count(M: int, N: int, K: int, m: int = 16, n: int = 8, k: int = 16) -> int:
+    """How many m16n8k16 (by default) mma instructions cover the problem."""
+    for total, tile, name in ((M, m, "M"), (N, n, "N"), (K, k, "K")):
+        if total % tile:
+            raise ValueError(f"{name}={total} is not a multiple of the mma tile {tile}")
+    return (M // m) * (N // n) * (K // k)

@@ -1,0 +1,68 @@
+"""Check a kernel's operands before launch. Pure module: works on any array with numpy's attributes.
+
+Every failure raises OperandError with a message that names the operand, what is wrong, and what
+the kernel accepts, so that a bad call never turns into a silent wrong answer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .catalog import GemmKernel
+from .errors import OperandError
+
+INT32_MAX = 2**31 - 1
+
+
+def _describe_layout(x) -> str:
+    flags = x.flags
+    if flags.c_contiguous and flags.f_contiguous:
+        return "both row- and column-major"
+    if flags.c_contiguous:
+        return "row-major (C-contiguous)"
+    if flags.f_contiguous:
+        return "column-major (Fortran-contiguous)"
+    return f"non-contiguous (strides {x.strides})"
+
+
+def _check_array(name: str, x, want_order: str) -> None:
+    for attr in ("dtype", "shape", "flags", "strides"):
+        if not hasattr(x, attr):
+            raise OperandError(f"{name} must be a 2-D cupy.ndarray, got {type(x).__name__}")
+    if x.dtype != np.float16:
+        raise OperandError(
+            f"{name} has dtype {x.dtype}; the kernels take float16 inputs (convert with {name}.astype('float16'))"
+        )
+    if len(x.shape) != 2:
+        raise OperandError(f"{name} must be a 2-D matrix, got {len(x.shape)} dimensions with shape {tuple(x.shape)}")
+    if want_order == "C" and not x.flags.c_contiguous:
+        raise OperandError(
+            f"{name} is {_describe_layout(x)}; it must be row-major (C-contiguous): "
+            f"pass cupy.ascontiguousarray({name})"
+        )
+    if want_order == "F" and not x.flags.f_contiguous:
+        raise OperandError(
+            f"{name} is {_describe_layout(x)}; it must be column-major (Fortran-contiguous, so that each "
+            f"column is contiguous along K): pass cupy.asfortranarray({name}), or Bt.T for a row-major (N, K) Bt"
+        )
+
+
+def check_gemm_operands(kernel: GemmKernel, A, B) -> tuple[int, int, int]:
+    """Validate C = A @ B for `kernel` and return (M, N, K)."""
+    _check_array("A", A, "C")
+    _check_array("B", B, "F")
+    M, K = (int(s) for s in A.shape)
+    Kb, N = (int(s) for s in B.shape)
+    if K != Kb:
+        raise OperandError(f"inner dimensions differ: A is {M}x{K} but B is {Kb}x{N}; A.shape[1] must equal B.shape[0]")
+    for name, size, tile in (("M", M, kernel.tile_m), ("N", N, kernel.tile_n), ("K", K, kernel.tile_k)):
+        if size <= 0:
+            raise OperandError(f"{name} must be positive, got {size}")
+        if size % tile:
+            raise OperandError(
+                f"{kernel.title} needs {name} to be a multiple of {tile} (its tile), got {name}={size}; "
+                f"pad to {-(-size // tile) * tile} or use a kernel that handles any shape"
+            )
+    for name, size in (("M*K", M * K), ("K*N", K * N), ("M*N", M * N)):
+        if size > INT32_MAX:
+            raise OperandError(f"{name}={size} overflows the kernels' 32-bit indices (at most {INT32_MAX})")
+    return M, N, K

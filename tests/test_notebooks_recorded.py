@@ -1,0 +1,156 @@
+"""Every notebook of the book is recorded on a GPU (`make record`), and testable without one.
+
+* it carries the ``tcgemm.recorded_on`` stamp, with every key;
+* every ``gpu``-tagged code cell has outputs, none of them an error;
+* ``gpu`` cells are leaves: no later non-gpu cell uses a name first bound in a gpu cell
+  (otherwise skipping the gpu cells where there is no GPU would break the cells after them);
+* the notebook is in the table of contents.
+"""
+import ast
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from IPython.core.inputtransformer2 import TransformerManager
+
+from tcgemm.notebook import GPU_TAG, STAMP_KEYS, recorded_on
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+IDS = [p.stem for p in NOTEBOOKS]
+
+
+def code_cells(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] == "code":
+            source = cell["source"]
+            yield index, cell, "".join(source) if isinstance(source, list) else source
+
+
+def is_gpu(cell) -> bool:
+    return GPU_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def test_the_book_has_notebooks():
+    assert NOTEBOOKS, "no notebook in book/"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_has_recording_stamp(path):
+    stamp = recorded_on(path)
+    assert stamp is not None, f"{path.name} has no recording stamp: run `make record` on a GPU"
+    missing = [k for k in STAMP_KEYS if not stamp.get(k)]
+    assert not missing, f"{path.name}: stamp lacks {missing}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_gpu_cells_have_outputs_without_errors(path):
+    for index, cell, _ in code_cells(path):
+        if not is_gpu(cell):
+            continue
+        outputs = cell.get("outputs", [])
+        assert outputs, f"{path.name} cell {index} (tagged {GPU_TAG}) has no recorded output"
+        errors = [o for o in outputs if o.get("output_type") == "error"]
+        assert not errors, f"{path.name} cell {index} recorded an error: {errors[0].get('ename')}"
+
+
+# --- gpu cells are leaves -------------------------------------------------------------------
+
+def _python(source: str) -> ast.Module:
+    # IPython syntax (%magics, !shell) becomes plain Python calls first.
+    return ast.parse(TransformerManager().transform_cell(source))
+
+
+def module_bindings(tree: ast.Module) -> set[str]:
+    """Names a cell binds at notebook (module) level: not inside functions, classes, lambdas."""
+    names = set()
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            return
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                             ast.GeneratorExp)):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.NamedExpr):
+            names.add(node.target.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return names
+
+
+def used_names(tree: ast.Module) -> set[str]:
+    """Names a cell reads and does not bind itself anywhere (parameters and locals excluded)."""
+    loads, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loads if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return loads - bound - module_bindings(tree)
+
+
+def leaks(cells) -> list[str]:
+    """For cells given as (index, is_gpu, source): 'cell j uses NAME of gpu cell i' findings."""
+    born_in = {}
+    found = []
+    for index, gpu, source in cells:
+        tree = _python(source)
+        if not gpu:
+            for name in sorted(used_names(tree)):
+                if born_in.get(name) is not None:
+                    found.append(f"cell {index} uses {name!r}, first bound in gpu cell {born_in[name]}")
+        for name in module_bindings(tree):
+            born_in.setdefault(name, index if gpu else None)
+    return found
+
+
+def test_leak_check_finds_a_leak():
+    cells = [(0, False, "import numpy as np"), (1, True, "t = run()\n%time y = 2"),
+             (2, False, "print(t, np.pi)"), (3, False, "def f(t):\n    return t\ny = 3\nprint(y)")]
+    assert leaks(cells) == ["cell 2 uses 't', first bound in gpu cell 1"]
+
+
+def test_leak_check_allows_rebinding_a_cpu_name():
+    cells = [(0, False, "a = 1"), (1, True, "a = 2\nb = 3"), (2, False, "print(a)")]
+    assert leaks(cells) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_gpu_cells_are_leaves(path):
+    cells = [(index, is_gpu(cell), source) for index, cell, source in code_cells(path)]
+    found = leaks(cells)
+    assert not found, f"{path.name}: " + "; ".join(found)
+
+
+# --- table of contents ----------------------------------------------------------------------
+
+def toc_files(entry) -> set[str]:
+    files = set()
+    if isinstance(entry, dict):
+        for key in ("root", "file"):
+            if key in entry:
+                files.add(str(entry[key]))
+        for value in entry.values():
+            files |= toc_files(value)
+    elif isinstance(entry, list):
+        for value in entry:
+            files |= toc_files(value)
+    return files
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_in_table_of_contents(path):
+    toc = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    rel = path.relative_to(ROOT).as_posix()
+    assert rel in toc or rel.removesuffix(".ipynb") in toc, f"{rel} is not in _toc.yml"

@@ -1,0 +1,102 @@
+"""The SASS the book claims: compile every kernel with nvcc for every target architecture and look
+for the instructions the catalog lists (and for local memory, which no GEMM kernel may touch).
+
+Needs nvcc and cuobjdump (the pip packages of requirements-test.txt, or a CUDA toolkit on PATH),
+no GPU. Without them the tests skip, unless TCGEMM_REQUIRE_NVCC=1, when they fail.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tcgemm import KERNEL_DIR
+from tcgemm.catalog import GEMM_KERNELS, PROBES, TARGET_ARCHS, all_sources
+from tcgemm.gpu.nvrtc_offline import cuda_tool
+
+ARCHS = list(TARGET_ARCHS)
+SOURCES = all_sources()
+CLAIMS = {k.source: k.sass for k in GEMM_KERNELS.values()}
+CLAIMS.update({p.source: p.sass for p in PROBES.values()})
+ENTRIES = {k.source: (k.entry,) for k in GEMM_KERNELS.values()}
+ENTRIES.update({p.source: p.entries for p in PROBES.values()})
+GEMM_SOURCES = [k.source for k in GEMM_KERNELS.values()]
+
+LOCAL_MEMORY = re.compile(r"\b(LDL|STL)\b")
+FUNCTION = re.compile(r"Function : (\S+)")
+
+
+def _require(name: str) -> str:
+    path = cuda_tool(name)
+    if path is None:
+        reason = f"{name} not found (pip install -r requirements-test.txt, or a CUDA toolkit on PATH)"
+        if os.environ.get("TCGEMM_REQUIRE_NVCC") == "1":
+            pytest.fail(reason + "; TCGEMM_REQUIRE_NVCC=1 makes this a failure")
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture(scope="module")
+def sass(tmp_path_factory) -> dict[tuple[str, str], str]:
+    """(source, arch) -> cuobjdump -sass listing, each compiled once, in parallel."""
+    nvcc = _require("nvcc")
+    cuobjdump = _require("cuobjdump")
+    out_dir = tmp_path_factory.mktemp("cubins")
+
+    def build(job: tuple[str, str]) -> str:
+        source, arch = job
+        cubin = out_dir / f"{source}.{arch}.cubin"
+        cmd = [nvcc, "-cubin", f"-arch={arch}", "-I", str(KERNEL_DIR), "-o", str(cubin),
+               str(KERNEL_DIR / source)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise AssertionError(f"nvcc failed on {source} for {arch}:\n{done.stderr}")
+        return subprocess.run([cuobjdump, "-sass", str(cubin)], check=True, capture_output=True,
+                              text=True).stdout
+
+    jobs = [(s, a) for s in SOURCES for a in ARCHS]
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        return dict(zip(jobs, pool.map(build, jobs)))
+
+
+def _mnemonics(listing: str) -> list[str]:
+    return sorted(set(re.findall(r"\b(?:HMMA|IMMA|LDSM)\S*", listing)))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("source", SOURCES)
+def test_claimed_instructions_present(sass, source, arch):
+    listing = sass[source, arch]
+    missing = [s for s in CLAIMS[source] if s not in listing]
+    assert not missing, (
+        f"{source} on {arch}: the catalog claims {missing} but the SASS has only "
+        f"{_mnemonics(listing)}"
+    )
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_entry_compiled(sass, source, arch):
+    functions = set(FUNCTION.findall(sass[source, arch]))
+    assert set(ENTRIES[source]) <= functions, f"{source} on {arch}: SASS has functions {functions}"
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("source", GEMM_SOURCES)
+def test_gemm_kernels_use_no_local_memory(sass, source, arch):
+    hits = [line.strip() for line in sass[source, arch].splitlines() if LOCAL_MEMORY.search(line)]
+    assert not hits, f"{source} on {arch} spills to local memory:\n" + "\n".join(hits[:10])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_claims_can_fail(sass, arch):
+    """Every claimed string is absent from some other kernel, so finding it means something
+    (e.g. 'LDSM.16.M88 ' with its space matches .x1 only, not .x2 or .x4)."""
+    for source, claims in CLAIMS.items():
+        for claim in claims:
+            absent_in = [s for s in SOURCES if claim not in sass[s, arch]]
+            assert absent_in, f"{claim!r} (claimed for {source}) occurs in every kernel on {arch}"
+    assert "LDSM.16.M88 " not in sass["03_ldmatrix_hgemm_f16.cu", arch]
