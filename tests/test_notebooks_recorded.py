@@ -4,7 +4,8 @@
 * every ``gpu``-tagged code cell has outputs, none of them an error;
 * ``gpu`` cells are leaves: no later non-gpu cell uses a name first bound in a gpu cell
   (otherwise skipping the gpu cells where there is no GPU would break the cells after them);
-* the notebook is in the table of contents.
+* the notebook is in the table of contents;
+* every recorded figure carries its PNG, not only its text repr.
 """
 import ast
 import json
@@ -154,3 +155,20 @@ def test_in_table_of_contents(path):
     toc = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
     rel = path.relative_to(ROOT).as_posix()
     assert rel in toc or rel.removesuffix(".ipynb") in toc, f"{rel} is not in _toc.yml"
+
+
+def figures_without_image(path) -> list[int]:
+    """Code cells that recorded a matplotlib Figure's text repr but not the picture itself."""
+    bad = []
+    for index, cell, _ in code_cells(path):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            text = "".join(data.get("text/plain", ""))
+            if text.startswith("<Figure") and "image/png" not in data:
+                bad.append(index)
+    return bad
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_recorded_figures_carry_their_image(path):
+    assert figures_without_image(path) == [], f"{path.name}: figures recorded without a PNG"

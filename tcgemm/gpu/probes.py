@@ -87,6 +87,10 @@ def _locate(d_matrices: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(where), np.array(values)
 
 
+def same_layout(a: FragmentLayout, b: FragmentLayout) -> bool:
+    return bool(np.array_equal(a.row, b.row) and np.array_equal(a.col, b.col))
+
+
 @dataclass(frozen=True)
 class OperandProbe:
     operand: str
@@ -95,8 +99,7 @@ class OperandProbe:
 
     @property
     def match(self) -> bool:
-        return bool(np.array_equal(self.expected.row, self.observed.row)
-                    and np.array_equal(self.expected.col, self.observed.col))
+        return same_layout(self.expected, self.observed)
 
     @property
     def mismatches(self) -> int:
@@ -165,8 +168,7 @@ class LdmatrixProbe:
 
     @property
     def match(self) -> bool:
-        return bool(np.array_equal(self.expected.row, self.observed.row)
-                    and np.array_equal(self.expected.col, self.observed.col) and self.shuffled_rows_match)
+        return same_layout(self.expected, self.observed) and self.shuffled_rows_match
 
 
 def run_ldmatrix(num: int, trans: bool, row_of_lane: np.ndarray) -> np.ndarray:
