@@ -60,6 +60,17 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             tile_m=16, tile_n=8, tile_k=16, out_dtype="float16",
             sass=("HMMA.16816.F16", "LDSM.16.M88.4", "LDSM.16.M88.2"),
         ),
+        GemmKernel(
+            key="k2.0", title="Kernel 2.0: permuted shared memory", source="04_permuted_smem.cu",
+            entry="permuted_smem", block=(16, 16, 1), tile_m=64, tile_n=64, tile_k=32,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDG.E.128", "STS.128"),
+        ),
+        GemmKernel(
+            key="k2.1", title="Kernel 2.1: permuted shared memory, fragments loaded once",
+            source="05_permuted_smem_a_once.cu", entry="permuted_smem_a_once", block=(16, 16, 1),
+            tile_m=64, tile_n=64, tile_k=32,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDG.E.128", "STS.128"),
+        ),
     )
 }
 

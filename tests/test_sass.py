@@ -100,3 +100,14 @@ def test_claims_can_fail(sass, arch):
             absent_in = [s for s in SOURCES if claim not in sass[s, arch]]
             assert absent_in, f"{claim!r} (claimed for {source}) occurs in every kernel on {arch}"
     assert "LDSM.16.M88 " not in sass["03_ldmatrix_hgemm_f16.cu", arch]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_kernel_2_1_loads_each_fragment_once(sass, arch):
+    """Kernel 2.0 reloads A for every B tile; 2.1 loads each fragment once. ptxas for sm_90 merges
+    2.0's repeated ldmatrix by itself, so there the two kernels issue the same number (the README
+    explains why they tie on an H100); before Hopper 2.0 keeps twice as many."""
+    count = lambda source: sass[(source, arch)].count("LDSM.16.M88.4")
+    k20, k21 = count(GEMM_KERNELS["k2.0"].source), count(GEMM_KERNELS["k2.1"].source)
+    assert k21 > 0
+    assert k20 == (k21 if arch == "sm_90" else 2 * k21), (arch, k20, k21)
