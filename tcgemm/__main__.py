@@ -28,7 +28,7 @@ def cmd_info(args) -> int:
     else:
         print("peak           unknown for this GPU: tables will show n/a for % of peak")
     for source in all_sources():
-        module = load_module(source)
+        load_module(source)
         print(f"compile        kernels/{source}: OK ({info.arch})")
     return 0
 

@@ -29,10 +29,15 @@ def stamp_text(path) -> str:
     stamp = recorded_on(path)
     if stamp is None:
         return f"Outputs of {Path(path).name} not recorded yet: run `make record` on a GPU machine."
+    return "Outputs recorded on " + describe_stamp(stamp)
+
+
+def describe_stamp(stamp: dict) -> str:
+    """The machine and date of a ``recorded_on`` stamp, in words."""
     cc = str(stamp.get("compute_capability", "?"))
     arch = "sm_" + cc.replace(".", "")
     return (
-        f"Outputs recorded on {stamp.get('device', '?')} ({arch}), "
+        f"{stamp.get('device', '?')} ({arch}), "
         f"CUDA {stamp.get('cuda_runtime', '?')} runtime / {stamp.get('cuda_driver', '?')} driver, "
         f"CuPy {stamp.get('cupy', '?')}, {str(stamp.get('date', '?'))[:10]}"
     )

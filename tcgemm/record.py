@@ -17,6 +17,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .notebook import describe_stamp
+
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_S = 600
 
@@ -113,9 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         stamp = current_stamp()
-        print(f"record: {stamp['device']} (sm_{stamp['compute_capability'].replace('.', '')}), "
-              f"CUDA {stamp['cuda_runtime']} runtime / {stamp['cuda_driver']} driver, "
-              f"CuPy {stamp['cupy']}", flush=True)
+        print(f"record: {describe_stamp(stamp)}", flush=True)
         for path in args.notebooks:
             seconds = record_notebook(path.resolve(), stamp)
             print(f"record: {path}  {seconds:.1f} s", flush=True)
