@@ -1,7 +1,7 @@
 """tcgemm: the companion package of the book on Tensor Core GEMM kernels.
 
-Pure modules (layouts, draw, hw, catalog, check, validate, report) import only numpy and
-matplotlib; everything that touches the GPU lives in ``tcgemm.gpu`` and imports CuPy there.
+Pure modules (layouts, banks, kernel_smem, draw, hw, catalog, check, validate, report) import only
+numpy and matplotlib; everything that touches the GPU lives in ``tcgemm.gpu`` and imports CuPy there.
 """
 from pathlib import Path
 

@@ -317,6 +317,37 @@ def ldmatrix_layout(num: int, trans: bool = False) -> FragmentLayout:
     )
 
 
+def ldmatrix_placed(num: int, trans: bool, origins, shape, stored_transposed: bool = False) -> FragmentLayout:
+    """ldmatrix's layout with its stored matrix j placed at ``origins[j]`` = (row0, col0) of a tile.
+
+    With ``stored_transposed`` the stored rows are the tile's columns: an operand kept in shared
+    memory with its first index contiguous (B as [n][k]); stored (row r, col c) of matrix j is then
+    tile entry (row0 + c, col0 + r). Comparing the result with ``mma_layout`` shows which loads
+    produce an mma fragment directly.
+    """
+    _validate_num(num)
+    if len(origins) != num:
+        raise ValueError(f"ldmatrix.x{num} places {num} matrices, got {len(origins)} origins")
+    stored = ldmatrix_layout(num, trans)
+    matrix, r, c = stored.row // 8, stored.row % 8, stored.col
+    origin = np.asarray(origins, dtype=np.int64)[matrix]
+    if stored_transposed:
+        r, c = c, r
+    return FragmentLayout(
+        name=f"{stored.name} placed in a {shape[0]}x{shape[1]} tile",
+        operand="ldmatrix",
+        shape=tuple(shape),
+        elements_per_register=2,
+        row=origin[..., 0] + r,
+        col=origin[..., 1] + c,
+    )
+
+
+def same_positions(a: FragmentLayout, b: FragmentLayout) -> bool:
+    """Whether two layouts put every (lane, element) at the same matrix entry."""
+    return a.row.shape == b.row.shape and bool(np.array_equal(a.row, b.row) and np.array_equal(a.col, b.col))
+
+
 def ldmatrix_address_lane(num: int) -> np.ndarray:
     """For each stacked row r = 8j + row, the lane whose address operand points at it.
 

@@ -54,6 +54,15 @@ def check_gemm_operands(kernel: GemmKernel, A, B) -> tuple[int, int, int]:
     Kb, N = (int(s) for s in B.shape)
     if K != Kb:
         raise OperandError(f"inner dimensions differ: A is {M}x{K} but B is {Kb}x{N}; A.shape[1] must equal B.shape[0]")
+    return check_gemm_shape(kernel, M, N, K)
+
+
+def check_gemm_shape(kernel: GemmKernel, M: int, N: int, K: int) -> tuple[int, int, int]:
+    """Check that `kernel` accepts an M x N x K problem (tile multiples, 32-bit indices); return it."""
+    for name, size in (("M", M), ("N", N), ("K", K)):
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+            raise OperandError(f"{name} must be an integer, got {size!r}")
+    M, N, K = int(M), int(N), int(K)
     for name, size, tile in (("M", M, kernel.tile_m), ("N", N, kernel.tile_n), ("K", K, kernel.tile_k)):
         if size <= 0:
             raise OperandError(f"{name} must be positive, got {size}")

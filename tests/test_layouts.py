@@ -7,6 +7,7 @@ consecutive entries (two b16 or four s8 values, one 32-bit register's worth).
 A/C tiles run along matrix rows, B tiles along matrix columns (the k direction).
 """
 import numpy as np
+import tcgemm.layouts as L
 import pytest
 
 from tcgemm.layouts import (
@@ -305,3 +306,24 @@ def test_malformed_layouts_and_operands_are_refused():
     with pytest.raises(ValueError, match=r"\(32, 8\)"):
         layout.scatter(np.zeros((32, 4)))
     assert not layout.row.flags.writeable
+
+
+def test_ldmatrix_x4_placed_in_quadrant_order_is_the_mma_a_fragment():
+    a = L.mma_layout("m16n8k16", "A", "f16", "f32")
+    in_order = L.ldmatrix_placed(4, False, [(0, 0), (8, 0), (0, 8), (8, 8)], (16, 16))
+    swapped = L.ldmatrix_placed(4, False, [(0, 0), (0, 8), (8, 0), (8, 8)], (16, 16))
+    assert L.same_positions(in_order, a)
+    assert not L.same_positions(swapped, a)
+
+
+def test_ldmatrix_x2_gives_the_b_fragment_from_either_storage():
+    b = L.mma_layout("m16n8k16", "B", "f16", "f32")
+    k_contiguous = L.ldmatrix_placed(2, False, [(0, 0), (8, 0)], (16, 8), stored_transposed=True)
+    n_contiguous = L.ldmatrix_placed(2, True, [(0, 0), (8, 0)], (16, 8))
+    assert L.same_positions(k_contiguous, b) and L.same_positions(n_contiguous, b)
+    assert not L.same_positions(L.ldmatrix_placed(2, False, [(0, 0), (8, 0)], (16, 8)), b)
+
+
+def test_ldmatrix_placed_checks_its_origins():
+    with pytest.raises(ValueError, match="places 4 matrices"):
+        L.ldmatrix_placed(4, False, [(0, 0)], (16, 16))

@@ -172,3 +172,26 @@ def figures_without_image(path) -> list[int]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_recorded_figures_carry_their_image(path):
     assert figures_without_image(path) == [], f"{path.name}: figures recorded without a PNG"
+
+
+def _widget_classes():
+    from tcgemm.widgets import BankExplorer, LanePicker
+
+    return {f"{cls.__module__}.{cls.__name__}": cls for cls in (BankExplorer, LanePicker)}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_recorded_widgets_run_the_current_javascript(path):
+    """The built book renders widgets from the state stored at recording time: that state must hold
+    today's JavaScript and CSS, or the web book shows an older widget than the package has."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    state = nb.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    classes = _widget_classes()
+    for model in state.get("state", {}).values():
+        fields = model["state"]
+        if "_esm" not in fields:
+            continue
+        cls = classes.get(fields.get("_anywidget_id"))
+        assert cls is not None, f"{path.name}: a recorded anywidget of unknown class {fields.get('_anywidget_id')}"
+        assert fields["_esm"] == cls._esm, f"{path.name}: {cls.__name__}'s JavaScript changed since recording: make record"
+        assert fields["_css"] == cls._css, f"{path.name}: {cls.__name__}'s CSS changed since recording: make record"

@@ -111,3 +111,17 @@ def test_kernel_2_1_loads_each_fragment_once(sass, arch):
     k20, k21 = count(GEMM_KERNELS["k2.0"].source), count(GEMM_KERNELS["k2.1"].source)
     assert k21 > 0
     assert k20 == (k21 if arch == "sm_90" else 2 * k21), (arch, k20, k21)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("key", ["k1.0", "k1.1"])
+def test_naive_kernels_read_half_pairs_with_32_bit_loads(sass, key, arch):
+    """tcgemm.kernel_smem, for a target arch, counts each pack_half2 pair of halves as one 32-bit
+    LDS: no 16-bit shared loads, and (the K loop's loads are not unrolled) as many LDS as it counts
+    per warp and step."""
+    from tcgemm.kernel_smem import block_step
+
+    loads = re.findall(r"\bLDS(?:\.[\w.]+)?(?=\s)", sass[GEMM_KERNELS[key].source, arch])
+    modelled = [i for i in block_step(key, arch=arch) if i.op == "ld" and i.warp == 0]
+    assert set(loads) == {"LDS"}, (key, arch, sorted(set(loads)))
+    assert len(loads) == len(modelled), (key, arch, len(loads), len(modelled))

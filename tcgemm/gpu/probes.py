@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..layouts import FragmentLayout, MMA_VARIANTS, ldmatrix_address_lane, ldmatrix_layout, mma_layout
+from ..layouts import FragmentLayout, MMA_VARIANTS, ldmatrix_address_lane, ldmatrix_layout, mma_layout, same_positions
 from .compile import get_function
 from .device import require_gpu
 
@@ -88,7 +88,7 @@ def _locate(d_matrices: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def same_layout(a: FragmentLayout, b: FragmentLayout) -> bool:
-    return bool(np.array_equal(a.row, b.row) and np.array_equal(a.col, b.col))
+    return same_positions(a, b)
 
 
 @dataclass(frozen=True)

@@ -13,3 +13,28 @@ def test_hmma_count_matches_the_problem():
     for key in ("k1.1", "hgemm"):
         counters = profile(key, 256, 512, 128)
         assert counters["hmma"] == mma_count(256, 512, 128), counters
+
+
+def test_ldmatrix_count_matches_the_bank_model_prediction():
+    """Kernel 2.0 at a small size: the LDSM instructions ncu counts are the ldmatrix requests
+    tcgemm.kernel_smem predicts for this GPU's architecture (on sm_90 ptxas drops the repeated ones)."""
+    import math
+
+    from tcgemm.gpu.device import device_info
+    from tcgemm.gpu.ncu import METRICS, find_ncu, profile
+    from tcgemm.kernel_smem import predict
+
+    if find_ncu() is None:
+        pytest.skip("Nsight Compute (ncu) is not installed")
+    arch = f"sm_{device_info().compute_capability}"
+    try:
+        predicted = predict("k2.0", 256, 256, 128, arch=arch).ldsm.requests
+    except ValueError as exc:
+        pytest.skip(f"no compiler model for {arch}: {exc}")
+    names = ("smem_ldsm_inst", "smem_ldsm_inst_sass")
+    # hmma, which every GPU here has, keeps the run alive if ncu knows neither ldsm counter
+    counters = profile("k2.0", 256, 256, 128, metrics={n: METRICS[n] for n in ("hmma", *names)})
+    measured = [counters[n] for n in names if not math.isnan(counters[n])]
+    if not measured:
+        pytest.skip(f"this GPU's ncu has neither {', '.join(METRICS[n] for n in names)}")
+    assert all(m == predicted for m in measured), (arch, predicted, counters)

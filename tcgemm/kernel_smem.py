@@ -1,0 +1,311 @@
+"""Shared-memory traffic of whole kernel launches, predicted with the bank model. Pure module (numpy).
+
+``block_step(key)`` lists every warp-level shared-memory instruction that one thread block of a
+catalog kernel executes in one step of its K loop: the warp, the array, and each lane's byte
+address, computed with the kernel's own index arithmetic (mirrored from kernels/*.cu, names kept).
+``predict(key, M, N, K)`` runs them through ``tcgemm.banks.analyze`` and scales to the launch.
+
+Why one block and one step are enough: in every kernel here a shared-memory address depends only on
+threadIdx and on counters of loops inside the step (i, tm, tn, ks). blockIdx (block_m, block_n,
+tile_m, tile_n) and k0 only offset *global* addresses. Every block runs K / tile_k steps with the
+same constant loop bounds, and no kernel touches shared memory outside its K loop (the epilogues
+write C from registers). So a launch executes (grid blocks) x (K / tile_k) copies of one block-step.
+
+Addresses are byte offsets within each ``__shared__`` array; a kernel's second array (Bs) gets the
+base offset sizeof(As) rounded up to 128 bytes. The counts do not depend on that choice: every
+instruction touches a single array, and moving all its addresses by one multiple of 16 bytes only
+renames the banks.
+
+Source or SASS (``arch``). With ``arch=None`` there is one instruction per shared-memory access the
+C++ spells out. With ``arch`` one of tcgemm.catalog.TARGET_ARCHS there is one per instruction that
+NVRTC / nvcc 13.0 emit, which differs in two ways (seen in the SASS; tests/test_sass.py checks both):
+
+* all targets: two consecutive 16-bit loads of the two halves of one aligned word become one
+  32-bit LDS. Kernels 1.0 and 1.1 read every ``pack_half2`` pair that way: half the loads, the
+  same words, so half the wavefronts and conflicts of the source-level count.
+* sm_90: ptxas drops an ldmatrix that repeats an earlier one of the same warp in the same step (no
+  store comes between them). Kernel 2.0, which reloads A for every B tile and B for every A tile,
+  then issues exactly what Kernel 2.1 issues.
+
+Hardware counters count SASS instructions: compare them with ``arch`` set to the GPU's.
+
+What the model does not express, so the predictions do not claim it: two lanes storing different
+halves of one 4-byte word are taken as one word (no conflict, as for loads); and nothing between
+instructions is modelled (other warps, L1 traffic on the same data banks). Nsight Compute's counters
+show a few such extra wavefronts (see tcgemm.gpu.ncu).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from .banks import WARP, Access, analyze
+from .catalog import GEMM_KERNELS, TARGET_ARCHS
+from .validate import check_gemm_shape
+
+OPS = ("st", "ld", "ldsm")   # ordinary stores, ordinary loads, ldmatrix
+_OP_OF_KIND = {"st": "st", "ld": "ld", "ldmatrix": "ldsm"}
+LANE = np.arange(WARP)
+HALF, UINT4 = 2, 16
+INACTIVE = -1
+
+# What NVRTC / nvcc 13.0 do to these kernels' shared-memory accesses, by target (see the docstring).
+_MERGES_HALF_PAIRS = frozenset(TARGET_ARCHS)
+_REUSES_LDMATRIX = frozenset({"sm_90"})
+
+
+@dataclass(frozen=True, eq=False)
+class Instr:
+    """One warp-level shared-memory instruction of a block-step."""
+
+    warp: int
+    array: str          # "As" or "Bs"
+    access: Access
+
+    @property
+    def op(self) -> str:
+        return _OP_OF_KIND[self.access.kind]
+
+
+def _base_after(nbytes: int) -> int:
+    return -(-nbytes // 128) * 128
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernels, one warp of one step each.
+
+
+def _naive_mma(warp: int, BM: int, BN: int, TILES_M: int, TILES_N: int) -> list[Instr]:
+    """kernels/01_naive_mma.cu (TILES_M = TILES_N = 1) and 02_warp_tile_2x2.cu."""
+    BK, WARPS_N, MMA_M, MMA_N, THREADS = 16, 4, 16, 8, 256
+    WM, WN = TILES_M * MMA_M, TILES_N * MMA_N
+    bs_base = _base_after(BM * BK * HALF)
+    tid = warp * WARP + LANE
+    group, tig = LANE >> 2, LANE % 4
+    warp_m = (warp // WARPS_N) * WM
+    warp_n = (warp % WARPS_N) * WN
+    out = []
+    for array, rows, base in (("As", BM, 0), ("Bs", BN, bs_base)):
+        i = tid                                   # for (int i = tid; i < rows * BK; i += THREADS)
+        while np.any(i < rows * BK):
+            addr = np.where(i < rows * BK, base + ((i // BK) * BK + i % BK) * HALF, INACTIVE)
+            out.append(Instr(warp, array, Access(addr, HALF, "st")))
+            i = i + THREADS
+    for tm in range(TILES_M):
+        for i in range(8):                        # a_elem[i] = As[warp_m + tm * MMA_M + row][col]
+            row = group + 8 * ((i // 2) % 2)
+            col = 2 * tig + (i % 2) + 8 * (i // 4)
+            out.append(Instr(warp, "As", Access(((warp_m + tm * MMA_M + row) * BK + col) * HALF, HALF)))
+    for tn in range(TILES_N):
+        for i in range(4):                        # b_elem[i] = Bs[warp_n + tn * MMA_N + col][row]
+            row = 2 * tig + (i % 2) + 8 * (i // 2)
+            col = group
+            addr = bs_base + ((warp_n + tn * MMA_N + col) * BK + row) * HALF
+            out.append(Instr(warp, "Bs", Access(addr, HALF)))
+    return out
+
+
+def _ldmatrix_hgemm(warp: int) -> list[Instr]:
+    """kernels/03_ldmatrix_hgemm_f16.cu: one warp per block."""
+    TM, TN, TK = 16, 8, 16
+    bs_base = _base_after(TM * TK * HALF)
+    lane = LANE
+    ld_row, ld_col = lane // 2, (lane % 2) * 8
+    a_addr = ((lane % 16) * TK + (lane // 16) * 8) * HALF
+    b_addr = bs_base + ((lane % 8) * TK + ((lane // 8) % 2) * 8) * HALF
+    return [
+        Instr(warp, "As", Access((ld_row * TK + ld_col) * HALF, UINT4, "st")),
+        Instr(warp, "Bs", Access(np.where(lane < TN * 2, bs_base + (ld_row * TK + ld_col) * HALF, INACTIVE),
+                                 UINT4, "st")),
+        Instr(warp, "As", Access(a_addr, UINT4, "ldmatrix", 4)),
+        Instr(warp, "Bs", Access(b_addr, UINT4, "ldmatrix", 2)),
+    ]
+
+
+def _permuted_smem(warp: int, a_once: bool, permuted: bool = True) -> list[Instr]:
+    """kernels/04_permuted_smem.cu (a_once=False) and 05_permuted_smem_a_once.cu (a_once=True).
+    ``permuted=False`` replaces the XOR in permuted_chunk by the identity (plain row-major lines)."""
+    BM, BK, WARPS_N, MMA_M, MMA_N, MMA_K, TILES_M, TILES_N = 64, 32, 4, 16, 8, 16, 2, 2
+    WM, WN = TILES_M * MMA_M, TILES_N * MMA_N
+    CHUNK, LINE = 8, 8
+    CHUNKS, K_STEPS = BK // CHUNK, BK // MMA_K
+    bs_base = _base_after(BM * CHUNKS * UINT4)
+
+    def permuted_chunk(row, chunk):
+        line = row // 2
+        column = (row % 2) * CHUNKS + chunk
+        return line * LINE + ((column ^ (line % 4)) if permuted else column)
+
+    tid = warp * WARP + LANE
+    warp_m = (warp // WARPS_N) * WM
+    warp_n = (warp % WARPS_N) * WN
+    st_slot = permuted_chunk(tid // CHUNKS, tid % CHUNKS)
+    a_row, a_chunk = LANE % 16, LANE // 16
+    b_row, b_chunk = LANE % 8, (LANE // 8) % 2
+
+    def ldmatrix_a(tm, ks):
+        slot = permuted_chunk(warp_m + tm * MMA_M + a_row, ks * (MMA_K // CHUNK) + a_chunk)
+        return Instr(warp, "As", Access(slot * UINT4, UINT4, "ldmatrix", 4))
+
+    def ldmatrix_b(tn, ks):
+        slot = permuted_chunk(warp_n + tn * MMA_N + b_row, ks * (MMA_K // CHUNK) + b_chunk)
+        return Instr(warp, "Bs", Access(bs_base + slot * UINT4, UINT4, "ldmatrix", 2))
+
+    out = [Instr(warp, "As", Access(st_slot * UINT4, UINT4, "st")),
+           Instr(warp, "Bs", Access(bs_base + st_slot * UINT4, UINT4, "st"))]
+    if a_once:
+        for ks in range(K_STEPS):
+            out += [ldmatrix_a(tm, ks) for tm in range(TILES_M)]
+            out += [ldmatrix_b(tn, ks) for tn in range(TILES_N)]
+    else:
+        for tm in range(TILES_M):
+            for tn in range(TILES_N):
+                for ks in range(K_STEPS):
+                    out += [ldmatrix_a(tm, ks), ldmatrix_b(tn, ks)]
+    return out
+
+
+_WARP_STEPS = {
+    "k1.0": lambda warp: _naive_mma(warp, BM=32, BN=32, TILES_M=1, TILES_N=1),
+    "k1.1": lambda warp: _naive_mma(warp, BM=64, BN=64, TILES_M=2, TILES_N=2),
+    "hgemm": _ldmatrix_hgemm,
+    "k2.0": lambda warp, permuted=True: _permuted_smem(warp, a_once=False, permuted=permuted),
+    "k2.1": lambda warp, permuted=True: _permuted_smem(warp, a_once=True, permuted=permuted),
+}
+PERMUTABLE = ("k2.0", "k2.1")
+
+
+# ---------------------------------------------------------------------------------------------
+# From source-level accesses to the instructions the compiler emits.
+
+
+def _merge_half_pairs(instrs: list[Instr]) -> list[Instr]:
+    out, j = [], 0
+    while j < len(instrs):
+        a = instrs[j]
+        b = instrs[j + 1] if j + 1 < len(instrs) else None
+        if (b is not None and a.op == b.op == "ld" and a.access.width == b.access.width == HALF
+                and a.array == b.array and np.array_equal(a.access.active, b.access.active)):
+            lo, hi = a.access.addresses[a.access.active], b.access.addresses[b.access.active]
+            if np.all(hi == lo + HALF) and np.all(lo % 4 == 0):
+                out.append(Instr(a.warp, a.array, Access(a.access.addresses, 4, "ld")))
+                j += 2
+                continue
+        out.append(a)
+        j += 1
+    return out
+
+
+def _drop_repeated_ldmatrix(instrs: list[Instr]) -> list[Instr]:
+    seen, out = set(), []
+    for ins in instrs:
+        if ins.op == "ldsm":
+            used = ins.access.addresses[:8 * ins.access.ldmatrix_num]
+            key = (ins.array, ins.access.ldmatrix_num, used.tobytes())
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(ins)
+    return out
+
+
+def _check_arch(arch):
+    if arch is not None and arch not in TARGET_ARCHS:
+        raise ValueError(f"arch must be None (source level) or one of {sorted(TARGET_ARCHS)}, got {arch!r}")
+
+
+def block_step(key: str, *, arch: str | None = None, permuted: bool = True) -> list[Instr]:
+    """Every warp-level shared-memory instruction of one block in one K step, warp by warp, in
+    program order. ``arch`` as in the module docstring; ``permuted=False`` (Kernels 2.x only)
+    stores the tiles without the XOR permutation."""
+    if key not in _WARP_STEPS:
+        raise KeyError(f"no shared-memory model for kernel {key!r}; the models are: {', '.join(_WARP_STEPS)}")
+    _check_arch(arch)
+    if not permuted and key not in PERMUTABLE:
+        raise ValueError(f"permuted=False applies to {', '.join(PERMUTABLE)} only, not {key!r}")
+    warp_step = _WARP_STEPS[key]
+    out = []
+    for warp in range(GEMM_KERNELS[key].threads // WARP):
+        instrs = warp_step(warp) if permuted else warp_step(warp, permuted=False)
+        if arch in _MERGES_HALF_PAIRS:
+            instrs = _merge_half_pairs(instrs)
+        if arch in _REUSES_LDMATRIX:
+            instrs = _drop_repeated_ldmatrix(instrs)
+        out += instrs
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Counting.
+
+
+@dataclass(frozen=True)
+class OpCounts:
+    requests: int = 0     # warp-level instructions
+    wavefronts: int = 0
+    ideal: int = 0        # one wavefront per phase with an active lane
+
+    @property
+    def conflicts(self) -> int:
+        return self.wavefronts - self.ideal
+
+    def __add__(self, other: OpCounts) -> OpCounts:
+        return OpCounts(self.requests + other.requests, self.wavefronts + other.wavefronts,
+                        self.ideal + other.ideal)
+
+    def __mul__(self, n: int) -> OpCounts:
+        return OpCounts(self.requests * n, self.wavefronts * n, self.ideal * n)
+
+
+@dataclass(frozen=True)
+class SmemCounts:
+    """Shared-memory requests, wavefronts, ideal wavefronts and conflicts by op class
+    ("st", "ld", "ldsm" = ldmatrix) and in total."""
+
+    st: OpCounts = field(default_factory=OpCounts)
+    ld: OpCounts = field(default_factory=OpCounts)
+    ldsm: OpCounts = field(default_factory=OpCounts)
+
+    def __getitem__(self, op: str) -> OpCounts:
+        if op not in OPS:
+            raise KeyError(f"op must be one of {OPS}, got {op!r}")
+        return getattr(self, op)
+
+    @property
+    def total(self) -> OpCounts:
+        return self.st + self.ld + self.ldsm
+
+    def __mul__(self, n: int) -> SmemCounts:
+        return SmemCounts(self.st * n, self.ld * n, self.ldsm * n)
+
+    def table_rows(self) -> list[tuple[str, int, int, int, int]]:
+        """(op, requests, wavefronts, ideal, conflicts) for each op class, then "total"."""
+        return [(op, c.requests, c.wavefronts, c.ideal, c.conflicts)
+                for op, c in [*((op, self[op]) for op in OPS), ("total", self.total)]]
+
+
+def count(instrs) -> SmemCounts:
+    """Sum the bank model's verdict on each instruction, by op class."""
+    sums = {op: OpCounts() for op in OPS}
+    for ins in instrs:
+        report = analyze(ins.access)
+        sums[ins.op] += OpCounts(1, report.wavefronts, report.ideal)
+    return SmemCounts(**sums)
+
+
+@lru_cache(maxsize=None)
+def _block_step_counts(key: str, arch: str | None, permuted: bool) -> SmemCounts:
+    return count(block_step(key, arch=arch, permuted=permuted))
+
+
+def predict(key: str, M: int, N: int, K: int, *, arch: str | None = None,
+            permuted: bool = True) -> SmemCounts:
+    """Shared-memory traffic of one launch of kernel ``key`` on an M x N x K problem: all blocks,
+    all warps, all K steps. ``arch`` and ``permuted`` as in ``block_step``."""
+    block = _block_step_counts(key, arch, permuted)   # checks key, arch and permuted
+    kernel = GEMM_KERNELS[key]
+    M, N, K = check_gemm_shape(kernel, M, N, K)
+    gx, gy, gz = kernel.grid(M, N)
+    return block * (gx * gy * gz * (K // kernel.tile_k))

@@ -1,0 +1,304 @@
+// Open pages of the built book in headless Chromium with no network: every CDN request is answered
+// from node_modules (pinned in package.json); any other external request is aborted and reported.
+//
+//   node check_book.mjs HTML_ROOT OUT_JSON [--explorer PAGE] PAGE...
+//
+// PAGEs are paths under HTML_ROOT (book/intro.html). Writes OUT_JSON:
+//   { chromium, pages: {PAGE: {pageErrors, consoleErrors, failedRequests, unexpectedRequests,
+//                              widgetViews, widgetsRendered, mathjax, finalUrl}},
+//     served: {URL: file under node_modules}, integritySubstituted: [...],
+//     explorer: null | {found, reason?, readings?} }
+// and exits 0 whenever it could write that file: tests/test_browser.py judges it.
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const MODULES = join(fileURLToPath(new URL('.', import.meta.url)), 'node_modules');
+const CHROMIUM = process.env.TCGEMM_CHROMIUM || '/usr/bin/chromium';
+// Playwright adds --headless and a fresh --user-data-dir; without the rest, Chromium tries to
+// reach Google's services (the machine has no network).
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const PAGE_TIMEOUT_MS = 30_000;
+const WIDGET_VIEWS = 'script[type="application/vnd.jupyter.widget-view+json"]';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.map': 'application/json',
+  '.txt': 'text/plain; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png',
+  '.jpg': 'image/jpeg', '.gif': 'image/gif', '.ico': 'image/x-icon', '.woff': 'font/woff',
+  '.woff2': 'font/woff2', '.ttf': 'font/ttf', '.otf': 'font/otf',
+  '.eot': 'application/vnd.ms-fontobject',
+};
+const typeOf = (file) => TYPES[extname(file).toLowerCase()] || 'application/octet-stream';
+const isFileUnder = (root, file) => file.startsWith(root + sep) && existsSync(file) && statSync(file).isFile();
+
+// ---- CDN URL -> file under node_modules ---------------------------------------------------
+
+// cdnjs serves require.min.js; the npm package of the same release ships only the unminified
+// require.js, so the integrity hash the page gives for this one URL is replaced by ours.
+const EXACT = {
+  'https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.4/require.min.js':
+    { file: 'requirejs/require.js', substituteIntegrity: true },
+};
+const JSDELIVR_NPM = 'https://cdn.jsdelivr.net/npm/';
+
+function installedVersion(name) {
+  const manifest = join(MODULES, name, 'package.json');
+  return existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')).version : null;
+}
+
+// The version specs the pages use: exact or a prefix (3, 3.2.2), ~X.Y[.Z|.*], ^X.Y.Z.
+function satisfies(version, spec) {
+  const v = version.split('.').map(Number);
+  const numbers = (s) => s.split('.').filter((p) => p !== '*' && p !== 'x').map(Number);
+  const same = (want, n) => want.slice(0, n).every((x, i) => v[i] === x);
+  const atLeast = (want) => {
+    for (let i = 0; i < want.length; i++) if (v[i] !== want[i]) return v[i] > want[i];
+    return true;
+  };
+  if (/^\d+(\.(\d+|\*|x)){0,2}$/.test(spec)) return same(numbers(spec), 3);
+  if (/^~\d+\.\d+(\.(\d+|\*|x))?$/.test(spec)) {
+    const want = numbers(spec.slice(1));
+    return same(want, 2) && atLeast(want);
+  }
+  if (/^\^\d+\.\d+\.\d+$/.test(spec)) {
+    const want = numbers(spec.slice(1));
+    return same(want, want[0] > 0 ? 1 : 2) && atLeast(want);
+  }
+  return false;
+}
+
+// https://cdn.jsdelivr.net/npm/<name>@<spec>/<path> (name possibly scoped), served only when the
+// installed <name> satisfies <spec>; null for anything else.
+function localFile(url) {
+  if (EXACT[url]) return join(MODULES, EXACT[url].file);
+  if (!url.startsWith(JSDELIVR_NPM)) return null;
+  const rest = decodeURIComponent(url.slice(JSDELIVR_NPM.length).split(/[?#]/)[0]);
+  const m = rest.match(/^((?:@[^/]+\/)?[^/@]+)@([^/]+)\/(.+)$/);
+  if (!m) return null;
+  const [, name, spec, path] = m;
+  const version = installedVersion(name);
+  if (!version || !satisfies(version, spec)) return null;
+  const file = normalize(join(MODULES, name, path));
+  return isFileUnder(join(MODULES, name), file) ? file : null;
+}
+
+const sri = (file, algorithm) =>
+  `${algorithm}-${createHash(algorithm).update(readFileSync(file)).digest('base64')}`;
+
+// ---- the book, over HTTP on 127.0.0.1 -----------------------------------------------------
+
+function serve(root) {
+  const server = createServer((req, res) => {
+    let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (path.endsWith('/')) path += 'index.html';
+    const file = normalize(join(root, path));
+    if (!isFileUnder(root, file)) return res.writeHead(404).end('not found');
+    res.writeHead(200, { 'Content-Type': typeOf(file) }).end(readFileSync(file));
+  });
+  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)));
+}
+
+// ---- the browser --------------------------------------------------------------------------
+
+async function main() {
+  const args = process.argv.slice(2);
+  let explorerPage = null;
+  const at = args.indexOf('--explorer');
+  if (at >= 0) explorerPage = args.splice(at, 2)[1];
+  const [rootArg, outFile, ...pages] = args;
+  if (!rootArg || !outFile || pages.length === 0 || (at >= 0 && !explorerPage)) {
+    console.error('usage: node check_book.mjs HTML_ROOT OUT_JSON [--explorer PAGE] PAGE...');
+    process.exit(2);
+  }
+  const server = await serve(resolve(rootArg));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const result = { chromium: null, pages: {}, served: {}, integritySubstituted: [], explorer: null };
+
+  // The book's pages from our server (their script integrity fixed up); CDN files from
+  // node_modules; anything else aborted and reported.
+  async function answer(route, entry) {
+    const request = route.request();
+    const url = request.url();
+    if (url.startsWith(`${origin}/`)) {
+      if (request.resourceType() !== 'document') return route.continue();
+      const response = await route.fetch();
+      return route.fulfill({ response, body: fixIntegrity(await response.text(), url) });
+    }
+    const file = localFile(url);
+    if (file) {
+      result.served[url] = file.slice(MODULES.length + 1);
+      return route.fulfill({
+        path: file, contentType: typeOf(file), headers: { 'Access-Control-Allow-Origin': '*' },
+      });
+    }
+    entry.unexpectedRequests.push(url);
+    return route.abort('blockedbyclient');
+  }
+
+  function fixIntegrity(html, pageUrl) {
+    return html.replace(/<script\b[^>]*>/g, (tag) => {
+      const src = tag.match(/\bsrc="([^"]+)"/)?.[1];
+      const integrity = tag.match(/\bintegrity="([^"]+)"/)?.[1];
+      if (!integrity || !EXACT[src]?.substituteIntegrity) return tag;
+      const ours = sri(join(MODULES, EXACT[src].file), integrity.split('-')[0]);
+      if (ours === integrity) return tag;
+      result.integritySubstituted.push({
+        page: pageUrl.slice(origin.length + 1), url: src, pageHas: integrity, served: ours,
+      });
+      return tag.replace(`integrity="${integrity}"`, `integrity="${ours}"`);
+    });
+  }
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  result.chromium = browser.version();
+  for (const path of pages) {
+    const entry = {
+      pageErrors: [], consoleErrors: [], failedRequests: [], unexpectedRequests: [],
+      widgetViews: 0, widgetsRendered: 0, mathjax: false, finalUrl: null,
+    };
+    result.pages[path] = entry;
+    // A fresh context per page (no cookies, no local storage): each page is a first visit.
+    const context = await browser.newContext();
+    await context.route('**/*', (route) => answer(route, entry));
+    const page = await context.newPage();
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    listen(page, entry);
+    try {
+      await page.goto(`${origin}/${path}`, { waitUntil: 'load' });
+      Object.assign(entry, await settle(page));
+      entry.finalUrl = page.url().slice(origin.length + 1);
+      if (path === explorerPage) result.explorer = await exploreBanks(page, entry.widgetViews);
+      entry.lanePicker = await pickLane(page);
+      if (process.env.TCGEMM_SCREENSHOTS) {
+        const shot = join(process.env.TCGEMM_SCREENSHOTS, path.replaceAll('/', '_'));
+        await page.screenshot({ path: `${shot}.png`, fullPage: true });
+        for (const widget of ['tcgemm-bank-explorer', 'tcgemm-lane-picker']) {
+          const found = page.locator(`.${widget}`);
+          if ((await found.count()) > 0) await found.first().screenshot({ path: `${shot}.${widget}.png` });
+        }
+      }
+    } catch (error) {
+      entry.pageErrors.push(`check_book.mjs: ${error.message}`);
+    }
+    await context.close();
+  }
+  if (explorerPage && !result.explorer) {
+    result.explorer = { found: false, reason: `explorer not found: ${explorerPage} was not visited (not in the TOC?)` };
+  }
+  await browser.close();
+  server.close();
+  writeFileSync(outFile, JSON.stringify(result, null, 2));
+}
+
+function listen(page, entry) {
+  const failed = (url, why) => {
+    if (!entry.unexpectedRequests.includes(url) && !entry.failedRequests.some((f) => f.startsWith(`${url}: `))) {
+      entry.failedRequests.push(`${url}: ${why}`);
+    }
+  };
+  page.on('pageerror', (error) => entry.pageErrors.push(String(error.stack || error)));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') entry.consoleErrors.push(`${msg.text()} (at ${msg.location().url})`);
+  });
+  page.on('response', (response) => {
+    if (response.status() >= 400) failed(response.url(), `HTTP ${response.status()}`);
+  });
+  page.on('requestfailed', (request) => failed(request.url(), request.failure()?.errorText));
+}
+
+// Wait for the network, MathJax's first typesetting and every widget view. A page may go on to
+// another by itself (index.html redirects to the root chapter): then wait for that one.
+async function settle(page) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await page.waitForLoadState('networkidle');
+      await page.evaluate(() => window.MathJax?.startup?.promise);
+      await page.waitForFunction(widgetCounts, [WIDGET_VIEWS, true], { timeout: 15_000 })
+        .catch(() => {}); // judged by the caller: widgetsRendered < widgetViews
+      await page.waitForLoadState('networkidle');
+      return {
+        ...await page.evaluate(widgetCounts, [WIDGET_VIEWS, false]),
+        mathjax: await page.evaluate(() => Boolean(window.MathJax?.startup?.document)),
+      };
+    } catch (error) {
+      if (attempt < 3 && /context was destroyed|navigat/i.test(error.message)) continue;
+      throw error;
+    }
+  }
+}
+
+// Runs in the page. html-manager renders a view into a div.widget-subarea just before its script.
+// With onlyWhenDone, false until every view has rendered (for waitForFunction).
+function widgetCounts([views, onlyWhenDone]) {
+  const tags = [...document.querySelectorAll(views)];
+  const rendered = tags.filter((tag) => tag.previousElementSibling?.matches('.widget-subarea')
+    && tag.previousElementSibling.childElementCount > 0).length;
+  if (onlyWhenDone && rendered < tags.length) return false;
+  return { widgetViews: tags.length, widgetsRendered: rendered };
+}
+
+// The bank-conflict explorer (book/bank_conflicts.ipynb, tcgemm/widgets): its summary with the
+// default settings, then after choosing "row-major" and then "xor" in its layout menu.
+async function exploreBanks(page, widgetViews) {
+  const explorer = page.locator('.tcgemm-bank-explorer');
+  try {
+    await explorer.first().waitFor({ state: 'visible', timeout: 10_000 });
+  } catch {
+    const hint = widgetViews ? `the page has ${widgetViews} widget view(s)`
+      : 'the page has no widget view: is the notebook recorded with its widget state?';
+    return { found: false, reason: `explorer not found: no visible .tcgemm-bank-explorer (${hint})` };
+  }
+  const count = await explorer.count();
+  if (count !== 1) return { found: false, reason: `explorer not found: ${count} .tcgemm-bank-explorer elements, expected 1` };
+  const parts = {
+    layout: explorer.locator('select[name="layout"]'),
+    access: explorer.locator('select[name="access"]'),
+    summary: explorer.locator('.tcgemm-summary'),
+  };
+  for (const [name, locator] of Object.entries(parts)) {
+    const n = await locator.count();
+    if (n !== 1) return { found: false, reason: `explorer found, but it has ${n} ${name} elements, expected 1` };
+  }
+  const read = async () => {
+    // Let the widget react to the change event before reading (two frames).
+    await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+    const reading = { layout: await parts.layout.inputValue(), access: await parts.access.inputValue() };
+    for (const name of ['conflicts', 'wavefronts', 'ideal', 'max-way']) {
+      const value = await parts.summary.getAttribute(`data-${name}`);
+      reading[name] = value === null ? null : Number(value);
+    }
+    return reading;
+  };
+  const readings = { default: await read() };
+  for (const layout of ['row-major', 'xor']) {
+    try {
+      await parts.layout.selectOption(layout, { timeout: 5_000 });
+    } catch (error) {
+      return { found: true, readings, reason: `could not choose layout "${layout}": ${error.message.split('\n')[0]}` };
+    }
+    readings[layout] = await read();
+  }
+  return { found: true, readings };
+}
+
+// The ldmatrix lane picker, where a page has one: click lane 9 and read what the widget says.
+async function pickLane(page) {
+  const picker = page.locator('.tcgemm-lane-picker');
+  if ((await picker.count()) === 0) return null;
+  await picker.first().locator('button[data-lane="9"]').click();
+  return {
+    chosen: await picker.first().locator('button.chosen').getAttribute('data-lane'),
+    info: await picker.first().locator('.tcgemm-lane-info').textContent(),
+    received: await picker.first().locator('td.received').count(),
+  };
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
