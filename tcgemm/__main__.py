@@ -35,6 +35,7 @@ def cmd_info(args) -> int:
 
 def cmd_bench(args) -> int:
     from .gpu.bench import bench
+    from .gpu.ceiling import measure
     from .gpu.device import device_info
     from .hw import peak_for
     from .report import format_table, table_rows
@@ -43,15 +44,20 @@ def cmd_bench(args) -> int:
     info = device_info()
     peak = peak_for(info.name)
     print(f"{info.name} ({info.arch}); C = A @ B, fp16 in, fp32 accumulate, M={M} N={N} K={K}")
+    ceiling = measure()
+    print(ceiling)
     results = bench(args.kernels or None, M, N, K, reps=args.reps, warmup=args.warmup, log=print)
+    peak_tflops = peak.tflops if peak else None
     print()
-    print(format_table(results, baseline="cuBLAS (cublasGemmEx)", peak_tflops=peak.tflops if peak else None))
+    print(format_table(results, "cuBLAS (cublasGemmEx)", peak_tflops, ceiling.tflops))
     if peak:
         print(f"% peak: of {peak.tflops} TFLOP/s ({peak.label}, datasheet)")
+    print(f"% mma.sync: of {ceiling.tflops:.1f} TFLOP/s, the mma.sync ceiling measured in this run")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": info.as_dict(), "M": M, "N": N, "K": K,
-                       "rows": table_rows(results, "cuBLAS (cublasGemmEx)", peak.tflops if peak else None)},
+                       "mma_sync_ceiling_tflops": ceiling.tflops,
+                       "rows": table_rows(results, "cuBLAS (cublasGemmEx)", peak_tflops, ceiling.tflops)},
                       f, indent=2)
     return 0 if all(r.passed for r in results) else 1
 

@@ -81,6 +81,11 @@ PROBES: dict[str, ProbeKernel] = {
                  "probe_mma_m16n8k8_f32", "probe_mma_m16n8k32_s32"),
         sass=("HMMA.16816.F32", "HMMA.16816.F16", "HMMA.1688.F32", "IMMA.16832.S8.S8"),
     ),
+    "ceiling": ProbeKernel(
+        source="probe_mma_ceiling.cu",
+        entries=("mma_ceiling",),
+        sass=("HMMA.16816.F32",),
+    ),
     "ldmatrix": ProbeKernel(
         source="probe_ldmatrix.cu",
         entries=("probe_ldmatrix_x1", "probe_ldmatrix_x2", "probe_ldmatrix_x4",

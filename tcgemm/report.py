@@ -56,8 +56,10 @@ def percent(part: float, whole: float | None) -> float | None:
     return 100.0 * part / whole
 
 
-def table_rows(results: list[BenchResult], baseline: str | None, peak_tflops: float | None) -> list[dict]:
-    """One dict per kernel: time (us), TFLOP/s, % of the baseline's TFLOP/s, % of the datasheet peak."""
+def table_rows(results: list[BenchResult], baseline: str | None, peak_tflops: float | None,
+               ceiling_tflops: float | None = None) -> list[dict]:
+    """One dict per kernel: time (us), TFLOP/s, % of the baseline's TFLOP/s, % of the datasheet peak,
+    % of the measured mma.sync ceiling."""
     base = next((r for r in results if r.name == baseline), None)
     rows = []
     for r in results:
@@ -68,6 +70,7 @@ def table_rows(results: list[BenchResult], baseline: str | None, peak_tflops: fl
             "tflops": r.tflops,
             "pct_baseline": percent(r.tflops, base.tflops) if base else None,
             "pct_peak": percent(r.tflops, peak_tflops),
+            "pct_ceiling": percent(r.tflops, ceiling_tflops),
             "check": "PASS" if r.passed else "FAIL",
         })
     return rows
@@ -78,11 +81,15 @@ def _fmt_pct(x: float | None) -> str:
 
 
 def format_table(results: list[BenchResult], baseline: str | None = "cuBLAS",
-                 peak_tflops: float | None = None) -> str:
-    rows = table_rows(results, baseline, peak_tflops)
-    header = ["Kernel", "Time (us)", "IQR", "TFLOP/s", f"% {baseline or 'baseline'}", "% peak", "Check"]
+                 peak_tflops: float | None = None, ceiling_tflops: float | None = None) -> str:
+    """The results as a text table; the "% mma.sync" column appears when a ceiling is given."""
+    rows = table_rows(results, baseline, peak_tflops, ceiling_tflops)
+    with_ceiling = ceiling_tflops is not None
+    header = ["Kernel", "Time (us)", "IQR", "TFLOP/s", f"% {baseline or 'baseline'}", "% peak",
+              *(["% mma.sync"] if with_ceiling else []), "Check"]
     body = [[r["kernel"], f"{r['time_us']:.0f}", f"±{r['spread_pct'] / 2:.1f}%", f"{r['tflops']:.1f}",
-             _fmt_pct(r["pct_baseline"]), _fmt_pct(r["pct_peak"]), r["check"]] for r in rows]
+             _fmt_pct(r["pct_baseline"]), _fmt_pct(r["pct_peak"]),
+             *([_fmt_pct(r["pct_ceiling"])] if with_ceiling else []), r["check"]] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(cells, widths)))

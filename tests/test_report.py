@@ -35,3 +35,14 @@ def test_table_text_and_unknown_peak():
     assert lines[0].split()[:2] == ["Kernel", "Time"]
     assert "50.0%" in lines[3] and "n/a" in lines[3] and "FAIL" in lines[3]
     assert "2000" in lines[3]
+
+
+def test_ceiling_column_only_when_a_ceiling_is_given():
+    results = [result("cuBLAS", 1e-3), result("k", 2e-3)]
+    plain = format_table(results, "cuBLAS", 100.0)
+    assert "% mma.sync" not in plain
+    lines = format_table(results, "cuBLAS", 100.0, ceiling_tflops=274.9).splitlines()
+    assert "% mma.sync" in lines[0]
+    rows = table_rows(results, "cuBLAS", 100.0, 274.9)
+    assert rows[0]["pct_ceiling"] == pytest.approx(100 * rows[0]["tflops"] / 274.9)
+    assert f"{rows[1]['pct_ceiling']:.1f}%" in lines[3]
