@@ -70,6 +70,12 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned r[4], unsigned addr) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
 }
 
+// x4 read as two B fragments: matrices 0 and 1 into `lo`, 2 and 3 into `hi`.
+__device__ __forceinline__ void ldmatrix_x4_pair(unsigned lo[2], unsigned hi[2], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(lo[0]), "=r"(lo[1]), "=r"(hi[0]), "=r"(hi[1]) : "r"(addr) : "memory");
+}
+
 __device__ __forceinline__ void ldmatrix_x1_trans(unsigned &r, unsigned addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n"
                  : "=r"(r) : "r"(addr) : "memory");
@@ -90,6 +96,12 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned r[4], unsigned addr) 
 __device__ __forceinline__ void cp_async_16(unsigned smem_addr, const void *gmem) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
                  :: "r"(smem_addr), "l"(gmem) : "memory");
+}
+
+// As cp_async_16, but when `valid` is false nothing is read and the 16 bytes are zero-filled.
+__device__ __forceinline__ void cp_async_16_or_zero(unsigned smem_addr, const void *gmem, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+                 :: "r"(smem_addr), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
 }
 
 __device__ __forceinline__ void cp_async_commit() {

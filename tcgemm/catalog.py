@@ -6,10 +6,16 @@ Operand convention of every GEMM kernel: C = A @ B with
   B: (K, N) float16, column-major (Fortran-contiguous), i.e. B.T is a C-contiguous (N, K) array,
   C: (M, N) row-major, float32 (or float16 where out_dtype says so).
 The C signature is  extern "C" __global__ void entry(const __half *A, const __half *B, OUT *C, int M, int N, int K)
+
+Pipelined kernels are compiled with -DN_STAGES (and -DBK when their stages live in dynamic shared
+memory); `configs` lists their (tile_k, stages) choices, fastest first, and `for_smem` picks the
+first that fits a GPU's shared memory per block.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from .errors import OperandError
 
 
 @dataclass(frozen=True)
@@ -24,9 +30,52 @@ class GemmKernel:
     tile_k: int              # K must be a multiple of this
     out_dtype: str = "float32"
     sass: tuple[str, ...] = ()   # instructions the book claims are in the compiled kernel
+    stages: int = 0              # cp.async ring-buffer depth (-DN_STAGES); 0: no pipeline
+    dynamic_smem: bool = False   # stages in dynamic shared memory, sized by tile_k (-DBK) and stages
+    configs: tuple[tuple[int, int], ...] = ()   # (tile_k, stages) choices, fastest first
+    any_shape: bool = False      # takes any M, N and any K that is a multiple of 8 (else padded)
 
     def grid(self, M: int, N: int) -> tuple[int, int, int]:
-        return (N // self.tile_n, M // self.tile_m, 1)
+        return (-(-N // self.tile_n), -(-M // self.tile_m), 1)
+
+    @property
+    def smem_bytes(self) -> int:
+        """Dynamic shared memory per block: every stage of the A and B tiles, fp16."""
+        return 2 * (self.tile_m + self.tile_n) * self.tile_k * self.stages if self.dynamic_smem else 0
+
+    @property
+    def defines(self) -> tuple[tuple[str, int], ...]:
+        """The -D macros this variant is compiled with."""
+        return ((("BK", self.tile_k),) if self.dynamic_smem else ()) + \
+               ((("N_STAGES", self.stages),) if self.stages else ())
+
+    def with_config(self, tile_k: int, stages: int) -> "GemmKernel":
+        if not self.stages:
+            raise ValueError(f"{self.title} has no cp.async pipeline to configure")
+        if tile_k != self.tile_k and not self.dynamic_smem:
+            raise ValueError(f"{self.title} fixes tile_k = {self.tile_k} in its source")
+        if stages < 2:
+            raise ValueError(f"a ring buffer needs at least 2 stages, got {stages}")
+        return replace(self, tile_k=tile_k, stages=stages)
+
+    def for_smem(self, limit: int) -> "GemmKernel":
+        """The first of `configs` whose shared memory fits `limit` bytes per block (self if none listed)."""
+        if not self.configs:
+            return self
+        for tile_k, stages in self.configs:
+            variant = self.with_config(tile_k, stages)
+            if variant.smem_bytes <= limit:
+                return variant
+        smallest = min(self.with_config(*c).smem_bytes for c in self.configs)
+        raise OperandError(f"{self.title} needs {smallest // 1024} KB of shared memory per block; "
+                           f"this GPU allows {limit // 1024} KB")
+
+    @property
+    def variant(self) -> str:
+        """A short name of the configuration, e.g. 'BK=64, 4 stages'."""
+        parts = ([f"BK={self.tile_k}"] if self.dynamic_smem else []) + \
+                ([f"{self.stages} stages"] if self.stages else [])
+        return ", ".join(parts)
 
     @property
     def threads(self) -> int:
@@ -40,6 +89,10 @@ class ProbeKernel:
     entries: tuple[str, ...]
     sass: tuple[str, ...]
 
+
+# (tile_k, stages) of the 128 x 256 kernels, fastest first on the H100: 192 KB fits sm_90 only,
+# 144 KB fits sm_80 too, 96 KB fits every target (sm_86 and sm_89 allow 99 KB per block).
+BIG_TILE_CONFIGS = ((64, 4), (64, 3), (32, 4))
 
 GEMM_KERNELS: dict[str, GemmKernel] = {
     k.key: k
@@ -70,6 +123,40 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             source="05_permuted_smem_a_once.cu", entry="permuted_smem_a_once", block=(16, 16, 1),
             tile_m=64, tile_n=64, tile_k=32,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDG.E.128", "STS.128"),
+        ),
+        GemmKernel(
+            key="k3.0", title="Kernel 3.0: N-stage cp.async pipeline", source="06_cp_async_pipeline.cu",
+            entry="cp_async_pipeline", block=(16, 16, 1), tile_m=64, tile_n=64, tile_k=32, stages=3,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "LDGDEPBAR", "DEPBAR.LE"),
+        ),
+        GemmKernel(
+            key="k3.1", title="Kernel 3.1: N-stage pipeline + 4x tiling", source="07_pipeline_4x_tiles.cu",
+            entry="pipeline_4x_tiles", block=(16, 16, 1), tile_m=128, tile_n=128, tile_k=32, stages=3,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+        ),
+        GemmKernel(
+            key="k4.0", title="Kernel 4.0: 64 x 64 warp tiles, 128 x 256 blocks", source="08_large_warp_tiles.cu",
+            entry="large_warp_tiles", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+        ),
+        GemmKernel(
+            key="k4.1", title="Kernel 4.1: fragments double-buffered in registers",
+            source="09_fragment_double_buffer.cu", entry="fragment_double_buffer", block=(256, 1, 1),
+            tile_m=128, tile_n=256, tile_k=32, stages=4, dynamic_smem=True, configs=BIG_TILE_CONFIGS,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+        ),
+        GemmKernel(
+            key="k4.2", title="Kernel 4.2: L2-friendly block order", source="10_l2_block_order.cu",
+            entry="l2_block_order", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+        ),
+        GemmKernel(
+            key="k4.3", title="Kernel 4.3: any shape", source="11_any_shape.cu",
+            entry="any_shape", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS, any_shape=True,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
         ),
     )
 }
@@ -103,3 +190,11 @@ def all_sources() -> list[str]:
     """Every .cu file the catalog knows, in teaching order."""
     names = [k.source for k in GEMM_KERNELS.values()] + [p.source for p in PROBES.values()]
     return list(dict.fromkeys(names))
+
+
+def defines_for(source: str, arch: str) -> tuple[tuple[str, int], ...]:
+    """The -D macros the launcher compiles kernels/<source> with on `arch` (probes: none)."""
+    for k in GEMM_KERNELS.values():
+        if k.source == source:
+            return k.for_smem(TARGET_ARCHS[arch]).defines
+    return ()

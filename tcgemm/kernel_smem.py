@@ -167,12 +167,55 @@ def _permuted_smem(warp: int, a_once: bool, permuted: bool = True) -> list[Instr
     return out
 
 
+def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int, b_pairs: bool) -> list[Instr]:
+    """kernels/06-09: one K tile of one stage (every stage has the same banks: a stage is a whole
+    number of 128-byte lines). Copies are cp.async (counted as stores); then, per k16 slice, the
+    A fragments (x4) and the B fragments (x2 per n-tile, or x4 per pair of n-tiles: `b_pairs`)."""
+    THREADS, WARPS_N, MMA_M, MMA_N, MMA_K, CHUNK, LINE = 256, 4, 16, 8, 16, 8, 8
+    WM, WN = TILES_M * MMA_M, TILES_N * MMA_N
+    CHUNKS, K_STEPS = BK // CHUNK, BK // MMA_K
+    ROWS_PER_LINE, ROWS_PER_LOAD = LINE // CHUNKS, THREADS // CHUNKS
+    bs_base = _base_after(BM * CHUNKS * UINT4)
+
+    def permuted_chunk(row, chunk):
+        line = row // ROWS_PER_LINE
+        column = (row % ROWS_PER_LINE) * CHUNKS + chunk
+        return line * LINE + (column ^ (line % CHUNKS))
+
+    tid = warp * WARP + LANE
+    warp_m = (warp // WARPS_N) * WM
+    warp_n = (warp % WARPS_N) * WN
+    out = []
+    for rows, base, array in ((BM, 0, "As"), (BN, bs_base, "Bs")):
+        for i in range(rows // ROWS_PER_LOAD):
+            slot = permuted_chunk(tid // CHUNKS + i * ROWS_PER_LOAD, tid % CHUNKS)
+            out.append(Instr(warp, array, Access(base + slot * UINT4, UINT4, "st")))
+    a_row, a_chunk = LANE % 16, LANE // 16
+    b_row = LANE % 8 + (8 * (LANE // 16) if b_pairs else 0)
+    b_chunk = (LANE // 8) % 2
+    for ks in range(K_STEPS):
+        chunk = ks * (MMA_K // CHUNK)
+        for tm in range(TILES_M):
+            slot = permuted_chunk(warp_m + tm * MMA_M + a_row, chunk + a_chunk)
+            out.append(Instr(warp, "As", Access(slot * UINT4, UINT4, "ldmatrix", 4)))
+        for tn in range(0, TILES_N, 2 if b_pairs else 1):
+            slot = permuted_chunk(warp_n + tn * MMA_N + b_row, chunk + b_chunk)
+            out.append(Instr(warp, "Bs", Access(bs_base + slot * UINT4, UINT4, "ldmatrix", 4 if b_pairs else 2)))
+    return out
+
+
 _WARP_STEPS = {
     "k1.0": lambda warp: _naive_mma(warp, BM=32, BN=32, TILES_M=1, TILES_N=1),
     "k1.1": lambda warp: _naive_mma(warp, BM=64, BN=64, TILES_M=2, TILES_N=2),
     "hgemm": _ldmatrix_hgemm,
     "k2.0": lambda warp, permuted=True: _permuted_smem(warp, a_once=False, permuted=permuted),
     "k2.1": lambda warp, permuted=True: _permuted_smem(warp, a_once=True, permuted=permuted),
+    "k3.0": lambda warp, BK=32: _pipelined(warp, 64, 64, BK, 2, 2, b_pairs=False),
+    "k3.1": lambda warp, BK=32: _pipelined(warp, 128, 128, BK, 4, 4, b_pairs=False),
+    "k4.0": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
+    "k4.1": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
+    "k4.2": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
+    "k4.3": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
 }
 PERMUTABLE = ("k2.0", "k2.1")
 
@@ -216,6 +259,12 @@ def _check_arch(arch):
         raise ValueError(f"arch must be None (source level) or one of {sorted(TARGET_ARCHS)}, got {arch!r}")
 
 
+def configured(key: str, arch: str | None):
+    """The catalog kernel in the configuration its launcher picks on `arch` (its first one if None)."""
+    kernel = GEMM_KERNELS[key]
+    return kernel.for_smem(TARGET_ARCHS[arch]) if arch else kernel.for_smem(max(TARGET_ARCHS.values()))
+
+
 def block_step(key: str, *, arch: str | None = None, permuted: bool = True) -> list[Instr]:
     """Every warp-level shared-memory instruction of one block in one K step, warp by warp, in
     program order. ``arch`` as in the module docstring; ``permuted=False`` (Kernels 2.x only)
@@ -226,9 +275,13 @@ def block_step(key: str, *, arch: str | None = None, permuted: bool = True) -> l
     if not permuted and key not in PERMUTABLE:
         raise ValueError(f"permuted=False applies to {', '.join(PERMUTABLE)} only, not {key!r}")
     warp_step = _WARP_STEPS[key]
+    kernel = configured(key, arch)
     out = []
-    for warp in range(GEMM_KERNELS[key].threads // WARP):
-        instrs = warp_step(warp) if permuted else warp_step(warp, permuted=False)
+    for warp in range(kernel.threads // WARP):
+        if kernel.dynamic_smem:
+            instrs = warp_step(warp, BK=kernel.tile_k)
+        else:
+            instrs = warp_step(warp) if permuted else warp_step(warp, permuted=False)
         if arch in _MERGES_HALF_PAIRS:
             instrs = _merge_half_pairs(instrs)
         if arch in _REUSES_LDMATRIX:
@@ -305,7 +358,7 @@ def predict(key: str, M: int, N: int, K: int, *, arch: str | None = None,
     """Shared-memory traffic of one launch of kernel ``key`` on an M x N x K problem: all blocks,
     all warps, all K steps. ``arch`` and ``permuted`` as in ``block_step``."""
     block = _block_step_counts(key, arch, permuted)   # checks key, arch and permuted
-    kernel = GEMM_KERNELS[key]
+    kernel = configured(key, arch)
     M, N, K = check_gemm_shape(kernel, M, N, K)
     gx, gy, gz = kernel.grid(M, N)
     return block * (gx * gy * gz * (K // kernel.tile_k))

@@ -117,3 +117,27 @@ def bar_chart(results: list[BenchResult], peak_tflops: float | None = None, titl
     ax.set_xlim(0, max(values + [peak_tflops or 0]) * 1.15)
     fig.tight_layout()
     return fig
+
+
+def sweep_figure(rows: list[dict], title: str | None = None):
+    """TFLOP/s of a kernel and of cuBLAS per shape, one panel per family of shapes.
+    rows: dicts with 'family', 'label', 'kernel_tflops', 'cublas_tflops' (in plotting order)."""
+    from matplotlib.figure import Figure
+
+    families = list(dict.fromkeys(r["family"] for r in rows))
+    fig = Figure(figsize=(4.2 * len(families), 3.6), layout="constrained")
+    axes = fig.subplots(1, len(families), squeeze=False)[0]
+    for ax, family in zip(axes, families):
+        sel = [r for r in rows if r["family"] == family]
+        x = range(len(sel))
+        ax.plot(x, [r["cublas_tflops"] for r in sel], "s--", color="#0072B2", label="cuBLAS")
+        ax.plot(x, [r["kernel_tflops"] for r in sel], "o-", color="#D55E00", label="this book's kernel")
+        ax.set_xticks(list(x), [r["label"] for r in sel], rotation=45, ha="right", fontsize=7)
+        ax.set_title(family, fontsize=9)
+        ax.set_ylabel("TFLOP/s")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig

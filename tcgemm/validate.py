@@ -66,7 +66,7 @@ def check_gemm_shape(kernel: GemmKernel, M: int, N: int, K: int) -> tuple[int, i
     for name, size, tile in (("M", M, kernel.tile_m), ("N", N, kernel.tile_n), ("K", K, kernel.tile_k)):
         if size <= 0:
             raise OperandError(f"{name} must be positive, got {size}")
-        if size % tile:
+        if size % tile and not kernel.any_shape:
             raise OperandError(
                 f"{kernel.title} needs {name} to be a multiple of {tile} (its tile), got {name}={size}; "
                 f"pad to {-(-size // tile) * tile} or use a kernel that handles any shape"

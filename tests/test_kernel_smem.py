@@ -13,7 +13,7 @@ from tcgemm.banks import analyze
 from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS
 from tcgemm.errors import OperandError
 from tcgemm.gpu import ncu
-from tcgemm.kernel_smem import OPS, block_step, predict
+from tcgemm.kernel_smem import OPS, block_step, configured, predict
 
 KEYS = list(GEMM_KERNELS)
 ARCHS = [None, *TARGET_ARCHS]
@@ -82,7 +82,7 @@ def test_each_step_stores_the_tiles_once_and_each_warp_reads_its_rows(key, arch)
     base = {array: min(counter) for array, counter in stored.items()}
     for counter in stored.values():
         assert set(counter.values()) == {1} and max(counter) - min(counter) + 1 == len(counter)
-    row_bytes = 2 * GEMM_KERNELS[key].tile_k
+    row_bytes = 2 * configured(key, arch).tile_k
     for warp in range(GEMM_KERNELS[key].threads // 32):
         for array, (first, rows) in zip(("As", "Bs"), warp_tiles(key, warp)):
             read = Counter(b for i in instrs if i.warp == warp and i.op != "st" and i.array == array
@@ -92,10 +92,14 @@ def test_each_step_stores_the_tiles_once_and_each_warp_reads_its_rows(key, arch)
             assert len(set(read.values())) == 1, (array, warp)
 
 
+PERMUTED = ["k2.0", "k2.1", "k3.0", "k3.1", "k4.0", "k4.1", "k4.2", "k4.3"]
+
+
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("key", ["k2.0", "k2.1"])
+@pytest.mark.parametrize("key", PERMUTED)
 def test_permuted_kernels_are_conflict_free(key, arch):
-    counts = predict(key, 256, 128, 64, arch=arch)
+    k = configured(key, arch)
+    counts = predict(key, 2 * k.tile_m, 2 * k.tile_n, 2 * k.tile_k, arch=arch)
     assert counts.ldsm.requests > 0 and counts.st.requests > 0
     assert counts.ldsm.conflicts == 0 and counts.st.conflicts == 0
     assert counts.ld.requests == 0
@@ -175,7 +179,7 @@ def test_prediction_matches_recorded_h100_counters(key):
 @pytest.mark.parametrize("arch", [None, "sm_90"])
 @pytest.mark.parametrize("key", KEYS)
 def test_counts_scale_with_k_and_with_the_grid(key, arch):
-    k = GEMM_KERNELS[key]
+    k = configured(key, arch)
     M, N, K = 2 * k.tile_m, 3 * k.tile_n, 2 * k.tile_k
     base = predict(key, M, N, K, arch=arch)
     assert base.total.requests > 0 and base.total.wavefronts >= base.total.requests
@@ -276,3 +280,16 @@ def test_predicted_vs_measured_sets_each_counter_beside_its_prediction(monkeypat
     assert rows["smem_ldsm_inst"].predicted == counts.ldsm.requests
     assert rows["smem_st_conflicts"].metric == ncu.METRICS["smem_st_conflicts"]
     assert math.isnan(rows["smem_ldsm_inst_sass"].measured)
+
+
+def test_bigger_warp_tiles_read_fewer_shared_bytes_per_mma():
+    """The prediction behind Kernel 4.0: ldmatrix bytes per mma fall from 192 (64 x 32 warp tile)
+    to 128 (64 x 64), and the permuted layout keeps every one conflict-free for BK = 32 and 64."""
+    def bytes_per_mma(key, arch):
+        k = configured(key, arch)
+        counts = predict(key, k.tile_m, k.tile_n, k.tile_k, arch=arch)
+        mmas = (k.tile_m // 16) * (k.tile_n // 8) * (k.tile_k // 16)
+        return counts.ldsm.wavefronts * 128 / mmas
+    assert bytes_per_mma("k3.1", "sm_90") == 192
+    assert bytes_per_mma("k4.0", "sm_90") == 128 == bytes_per_mma("k4.0", "sm_89")
+    assert configured("k4.0", "sm_90").tile_k == 64 and configured("k4.0", "sm_89").tile_k == 32

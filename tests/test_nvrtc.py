@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS, PROBES, TARGET_ARCHS, all_sources
+from tcgemm.catalog import GEMM_KERNELS, PROBES, TARGET_ARCHS, all_sources, defines_for
 from tcgemm.errors import KernelCompileError
 from tcgemm.gpu.nvrtc_offline import (
     compile_cubin, compile_source_text, cuda_tool, cuobjdump_sass, nvrtc_options,
@@ -39,7 +39,7 @@ _cubins: dict[tuple[str, str], bytes] = {}
 
 def _cubin(source: str, arch: str) -> bytes:
     if (source, arch) not in _cubins:
-        _cubins[source, arch] = compile_cubin(source, arch)
+        _cubins[source, arch] = compile_cubin(source, arch, defines_for(source, arch))
     return _cubins[source, arch]
 
 

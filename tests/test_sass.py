@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tcgemm import KERNEL_DIR
-from tcgemm.catalog import GEMM_KERNELS, PROBES, TARGET_ARCHS, all_sources
+from tcgemm.catalog import GEMM_KERNELS, PROBES, TARGET_ARCHS, all_sources, defines_for
 from tcgemm.gpu.nvrtc_offline import cuda_tool
 
 ARCHS = list(TARGET_ARCHS)
@@ -50,6 +50,7 @@ def sass(tmp_path_factory) -> dict[tuple[str, str], str]:
         source, arch = job
         cubin = out_dir / f"{source}.{arch}.cubin"
         cmd = [nvcc, "-cubin", f"-arch={arch}", "-I", str(KERNEL_DIR), "-o", str(cubin),
+               *(f"-D{name}={value}" for name, value in defines_for(source, arch)),
                str(KERNEL_DIR / source)]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:

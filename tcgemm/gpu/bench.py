@@ -11,7 +11,7 @@ from ..check import Check, compare
 from ..report import BenchResult, summarize
 from . import cublas
 from .device import device_info, require_gpu
-from .gemm import kernel_spec, launch
+from .gemm import for_this_gpu, kernel_spec, launch
 
 CUBLAS = "cuBLAS (cublasGemmEx)"
 
@@ -36,17 +36,20 @@ class Runner:
     name: str
     out_dtype: str
     run: Callable  # (A, B, C) -> None
+    spec: object = None  # the GemmKernel configuration, None for cuBLAS
 
     def new_output(self, M: int, N: int):
         cupy = require_gpu()
         return cupy.full((M, N), np.nan, dtype=self.out_dtype)
 
 
-def runner(key: str) -> Runner:
+def runner(key: str, spec=None) -> Runner:
+    """cuBLAS, or the kernel `key` in the configuration the launcher picks (or `spec`)."""
     if key == "cublas":
         return Runner(CUBLAS, "float32", cublas.gemm_ex)
-    spec = kernel_spec(key)
-    return Runner(spec.title, spec.out_dtype, lambda A, B, C: launch(spec, A, B, C))
+    spec = for_this_gpu(kernel_spec(key)) if spec is None else spec
+    name = f"{spec.title} ({spec.variant})" if spec.configs or spec.variant != kernel_spec(key).variant else spec.title
+    return Runner(name, spec.out_dtype, lambda A, B, C: launch(spec, A, B, C), spec)
 
 
 def check_runner(r: Runner, M: int, N: int, K: int, seed: int | None = None) -> Check:
@@ -78,29 +81,78 @@ def time_launches(fn: Callable[[], None], warmup: int = 10, reps: int = 50, flus
     return summarize([cupy.cuda.get_elapsed_time(s, e) / 1e3 for s, e in zip(starts, ends)])
 
 
+def progress_bar(done: int, total: int, label: str, width: int = 24) -> str:
+    """A text progress bar, e.g. '[#########...............]  3/8  Kernel 2.0'."""
+    filled = round(width * done / total) if total else width
+    return f"[{'#' * filled}{'.' * (width - filled)}] {done:>2}/{total}  {label}"
+
+
 def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50, warmup: int = 10,
-          with_cublas: bool = True, log: Callable[[str], None] | None = print) -> list[BenchResult]:
+          with_cublas: bool = True, log: Callable[[str], None] | None = print,
+          specs: dict | None = None) -> list[BenchResult]:
     """Check, then time, each kernel (and cuBLAS) at one size. Kernels whose tiles don't divide the
-    size are skipped with a note. PASS/FAIL is logged before the kernel is timed."""
+    size are skipped with a note. PASS/FAIL is logged before the kernel is timed. `specs` maps a key
+    to the configuration to run instead of the launcher's choice."""
     keys = list(GEMM_KERNELS) if keys is None else list(keys)
     if with_cublas and "cublas" not in keys:
         keys = ["cublas", *keys]
     results = []
     for i, key in enumerate(keys, 1):
-        r = runner(key)
-        if key != "cublas":
-            spec = GEMM_KERNELS[key]
-            if M % spec.tile_m or N % spec.tile_n or K % spec.tile_k:
+        r = runner(key, (specs or {}).get(key))
+        if log:
+            log(progress_bar(i - 1, len(keys), r.name))
+        if r.spec is not None:
+            spec = r.spec
+            if not spec.any_shape and (M % spec.tile_m or N % spec.tile_n or K % spec.tile_k):
                 if log:
-                    log(f"[{i}/{len(keys)}] {r.name}: skipped, {M}x{N}x{K} is not a multiple of its tiles")
+                    log(f"    skipped: {M}x{N}x{K} is not a multiple of its tiles")
                 continue
         check = check_runner(r, M, N, K)
-        if log:
-            log(f"[{i}/{len(keys)}] {r.name}: {check}")
         A, B = random_operands(M, N, K)
         C = r.new_output(M, N)
         timing = time_launches(lambda: r.run(A, B, C), warmup=warmup, reps=reps)
         results.append(BenchResult(r.name, M, N, K, timing, check.passed, str(check)))
         if log:
-            log(f"[{i}/{len(keys)}] {r.name}: median {timing.median * 1e6:.0f} us over {timing.runs} runs")
+            log(f"    {check}; median {timing.median * 1e6:.0f} us over {timing.runs} runs")
+    if log:
+        log(progress_bar(len(keys), len(keys), "done"))
     return results
+
+
+def bench_configs(key: str, configs, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 30,
+                  log: Callable[[str], None] | None = None) -> list[tuple[object, BenchResult]]:
+    """Each (tile_k, stages) configuration of a pipelined kernel, checked and timed; configurations
+    that do not fit this GPU's shared memory are skipped."""
+    base = kernel_spec(key)
+    limit = device_info().shared_mem_per_block_optin
+    out = []
+    for tile_k, stages in configs:
+        spec = base.with_config(tile_k, stages)
+        if spec.smem_bytes > limit:
+            if log:
+                log(f"{spec.variant}: skipped, needs {spec.smem_bytes // 1024} KB > {limit // 1024} KB")
+            continue
+        result = bench([key], M, N, K, reps=reps, with_cublas=False, log=None, specs={key: spec})[0]
+        if log:
+            log(f"{spec.variant}: {result.timing.median * 1e6:.0f} us, {result.tflops:.1f} TFLOP/s, {result.check}")
+        out.append((spec, result))
+    return out
+
+
+def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: int = 20,
+               log: Callable[[str], None] | None = print) -> list[dict]:
+    """The kernel `key` and cuBLAS on each (M, N, K) of each family: both checked, both timed."""
+    rows = []
+    for family, family_shapes in shapes.items():
+        for M, N, K in family_shapes:
+            res = {r.name: r for r in bench([key], M, N, K, reps=reps, warmup=5, log=None)}
+            kernel = next(r for name, r in res.items() if name != CUBLAS)
+            row = {"family": family, "label": f"{M}x{N}x{K}", "M": M, "N": N, "K": K,
+                   "kernel_tflops": kernel.tflops, "cublas_tflops": res[CUBLAS].tflops,
+                   "passed": kernel.passed and res[CUBLAS].passed}
+            rows.append(row)
+            if log:
+                log(f"{family:<12} {row['label']:>18}: kernel {row['kernel_tflops']:6.1f}, cuBLAS "
+                    f"{row['cublas_tflops']:6.1f} TFLOP/s ({100 * row['kernel_tflops'] / row['cublas_tflops']:5.1f}%)"
+                    f"  {'PASS' if row['passed'] else 'FAIL'}")
+    return rows

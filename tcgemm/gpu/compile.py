@@ -32,33 +32,34 @@ def _source(name: str) -> str:
     return path.read_text()
 
 
-def load_module(name: str):
-    """The compiled cupy.RawModule of kernels/<name>, compiled for this GPU's architecture."""
+def load_module(name: str, defines: tuple[tuple[str, int], ...] = ()):
+    """The compiled cupy.RawModule of kernels/<name> (with -D`defines`) for this GPU's architecture."""
     cupy = require_gpu()
     code = _source(name)
     arch = f"sm_{cupy.cuda.Device().compute_capability}"
-    return _compile(name, code, _headers_digest(), arch)
+    return _compile(name, code, _headers_digest(), arch, tuple(defines))
 
 
 @lru_cache(maxsize=None)
-def _compile(name: str, code: str, headers_digest: str, arch: str):
+def _compile(name: str, code: str, headers_digest: str, arch: str, defines: tuple = ()):
     import cupy
 
     # CuPy adds -arch itself (from the current device), so drop ours.
-    options = [o for o in nvrtc_options(arch) if not o.startswith(("-arch", "--gpu-architecture"))]
+    options = [o for o in nvrtc_options(arch, defines) if not o.startswith(("-arch", "--gpu-architecture"))]
     options.append(f"-DTCGEMM_HEADERS={headers_digest}")
     module = cupy.RawModule(code=code, options=tuple(options), backend="nvrtc")
     try:
         module.compile()
     except cupy.cuda.compiler.CompileException as exc:
+        flags = "".join(f" -D{k}={v}" for k, v in defines)
         raise KernelCompileError(
-            f"NVRTC could not compile kernels/{name} for {arch}. Its log:\n{exc.get_message()}"
+            f"NVRTC could not compile kernels/{name}{flags} for {arch}. Its log:\n{exc.get_message()}"
         ) from None
     return module
 
 
-def get_function(source: str, entry: str):
-    module = load_module(source)
+def get_function(source: str, entry: str, defines: tuple[tuple[str, int], ...] = ()):
+    module = load_module(source, defines)
     try:
         return module.get_function(entry)
     except Exception as exc:

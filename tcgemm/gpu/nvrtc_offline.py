@@ -74,7 +74,7 @@ def cuda_include_dir() -> Path:
     )
 
 
-def nvrtc_options(arch: str) -> list[str]:
+def nvrtc_options(arch: str, defines: tuple[tuple[str, int], ...] = ()) -> list[str]:
     """NVRTC options for a real architecture such as 'sm_90' (NVRTC then emits SASS, not only PTX)."""
     if not arch.startswith("sm_"):
         raise ValueError(f"arch must look like 'sm_90', got {arch!r}")
@@ -83,6 +83,7 @@ def nvrtc_options(arch: str) -> list[str]:
         "-std=c++17",
         f"-I{KERNEL_DIR}",
         f"-I{cuda_include_dir()}",
+        *(f"-D{name}={value}" for name, value in defines),
     ]
 
 
@@ -108,10 +109,10 @@ def _whole_elf(cubin: bytes) -> bytes:
     return cubin + b"\0" * (end - len(cubin)) if 0 < end - len(cubin) <= 8 else cubin
 
 
-def compile_source_text(code: str, name: str, arch: str) -> bytes:
+def compile_source_text(code: str, name: str, arch: str, defines: tuple[tuple[str, int], ...] = ()) -> bytes:
     """Compile CUDA source text to a cubin for `arch`; KernelCompileError carries NVRTC's log."""
     nvrtc = _nvrtc()
-    options = nvrtc_options(arch)
+    options = nvrtc_options(arch, defines)
     prog = nvrtc.createProgram(code, name, [], [])
     try:
         try:
@@ -127,9 +128,9 @@ def compile_source_text(code: str, name: str, arch: str) -> bytes:
         nvrtc.destroyProgram(prog)
 
 
-def compile_cubin(source_name: str, arch: str) -> bytes:
+def compile_cubin(source_name: str, arch: str, defines: tuple[tuple[str, int], ...] = ()) -> bytes:
     """Compile kernels/<source_name> for `arch` (e.g. 'sm_90') and return the cubin."""
     path = KERNEL_DIR / source_name
     if not path.is_file():
         raise KernelCompileError(f"No kernel source {source_name!r} in {KERNEL_DIR}.")
-    return compile_source_text(path.read_text(), source_name, arch)
+    return compile_source_text(path.read_text(), source_name, arch, defines)

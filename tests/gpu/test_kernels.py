@@ -10,17 +10,79 @@ pytestmark = pytest.mark.gpu
 
 def shapes(spec):
     tm, tn, tk = spec.tile_m, spec.tile_n, spec.tile_k
-    return [(tm, tn, tk), (2 * tm, 3 * tn, 5 * tk), (384, 256, 1024), (256, 512, 96), (1024, 1024, 4096)]
+    shapes = [(tm, tn, tk), (2 * tm, 3 * tn, 5 * tk), (384, 256, 1024), (256, 512, 3 * tk),
+              (1024, 1024, 4096)]
+    return [s for s in shapes if s[0] % tm == 0 and s[1] % tn == 0 and s[2] % tk == 0]
+
+
+def configured(key):
+    from tcgemm.gpu.gemm import for_this_gpu
+    return for_this_gpu(GEMM_KERNELS[key])
 
 
 @pytest.mark.parametrize("key", list(GEMM_KERNELS))
 def test_kernel_matches_reference(key):
     from tcgemm.gpu.bench import check_runner, runner
-    spec = GEMM_KERNELS[key]
+    spec = configured(key)
     for M, N, K in shapes(spec):
         for seed in (None, None):  # fresh inputs each time
             check = check_runner(runner(key), M, N, K, seed)
-            assert check.passed, f"{key} at {M}x{N}x{K}: {check}"
+            assert check.passed, f"{key} ({spec.variant}) at {M}x{N}x{K}: {check}"
+
+
+# Every configuration a launcher may pick on some target, and Kernel 3.0's stage sweep, all run here
+# where they fit: the choice for sm_86/89 (BK=32) is checked on this GPU too.
+CONFIGS = [("k3.0", 32, n) for n in (2, 3, 4, 5, 6)] + [("k3.1", 32, 2)] + \
+          [(k, tk, st) for k in ("k4.0", "k4.1", "k4.2", "k4.3") for tk, st in GEMM_KERNELS[k].configs + ((32, 2), (64, 2))]
+
+
+@pytest.mark.parametrize("key, tile_k, stages", CONFIGS)
+def test_every_configuration_matches_reference(key, tile_k, stages):
+    from tcgemm.gpu.bench import check_runner, runner
+    from tcgemm.gpu.device import device_info
+    spec = GEMM_KERNELS[key].with_config(tile_k, stages)
+    if spec.smem_bytes > device_info().shared_mem_per_block_optin:
+        pytest.skip(f"{spec.variant} needs {spec.smem_bytes} bytes of shared memory")
+    tm, tn, tk = spec.tile_m, spec.tile_n, spec.tile_k
+    # K = 1 tile (fewer tiles than stages), a few tiles, and a K that is not a power of two.
+    for M, N, K in [(tm, tn, tk), (2 * tm, tn, 3 * tk), (tm, 2 * tn, 17 * tk), (3 * tm, 2 * tn, 4096 - tk)]:
+        check = check_runner(runner(key, spec), M, N, K)
+        assert check.passed, f"{key} ({spec.variant}) at {M}x{N}x{K}: {check}"
+
+
+ODD_SHAPES = [(1, 1, 8), (1, 300, 64), (300, 1, 64), (129, 257, 72), (1000, 999, 1000), (8, 8192, 520),
+              (8192, 24, 256), (4097, 4095, 4104), (77, 333, 13), (5, 7, 3), (130, 260, 4095)]
+
+
+@pytest.mark.parametrize("M, N, K", ODD_SHAPES)
+def test_any_shape_kernel_matches_reference_on_odd_shapes(M, N, K):
+    """Tiles only partly inside C, K tails shorter than a tile, and K % 8 != 0 (the padding path)."""
+    from tcgemm.gpu.bench import check_runner, runner
+    for key in [k for k, s in GEMM_KERNELS.items() if s.any_shape]:
+        check = check_runner(runner(key), M, N, K)
+        assert check.passed, f"{key} at {M}x{N}x{K}: {check}"
+
+
+def test_any_shape_kernel_writes_exactly_c():
+    """Nothing is written past C: the output sits inside a NaN-filled buffer whose margins must stay NaN."""
+    import cupy
+    from tcgemm.gpu.bench import random_operands, reference
+    from tcgemm.gpu.gemm import launch
+    M, N, K = 131, 263, 72
+    A, B = random_operands(M, N, K)
+    pool = cupy.full(M * N + 4096, np.nan, dtype=np.float32)
+    C = pool[:M * N].reshape(M, N)
+    launch(configured("k4.3"), A, B, C)
+    assert bool(cupy.isnan(pool[M * N:]).all())
+    assert float(cupy.abs(C - reference(A, B)).max()) < 1e-2
+
+
+def test_occupancy_model_agrees_with_the_driver():
+    from tcgemm.gpu.occupancy import compiled_occupancy
+    for key in GEMM_KERNELS:
+        occ = compiled_occupancy(configured(key))
+        assert occ.local_bytes == 0, f"{key} spills to local memory"
+        assert occ.agrees, f"{key}: model {occ.model} but the driver says {occ.driver_blocks_per_sm}"
 
 
 def test_cublas_baseline_matches_reference():
@@ -58,10 +120,11 @@ def test_bad_inputs_are_named(key, good):
         ((A[:, :16], B), "non-contiguous|inner dimensions"),
         ((A, B[:16]), "non-contiguous|inner dimensions"),
     ]
-    spec = GEMM_KERNELS[key]
+    spec = configured(key)
     M = spec.tile_m * 2 + (8 if spec.tile_m > 8 else 1)
     from tcgemm.gpu.bench import random_operands
-    cases.append((random_operands(M, 64, 32), f"multiple of {spec.tile_m}"))
+    if not spec.any_shape:
+        cases.append((random_operands(M, spec.tile_n, spec.tile_k), f"multiple of {spec.tile_m}"))
     for (a, b), pattern in cases:
         with pytest.raises(OperandError, match=pattern):
             gemm(key, a, b)

@@ -1,0 +1,41 @@
+"""compute-sanitizer memcheck and racecheck on every GEMM kernel at a small size (a few tiles, K of
+several tiles); the any-shape kernel also on a ragged shape. Skipped where compute-sanitizer is
+not installed."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcgemm.catalog import GEMM_KERNELS
+
+pytestmark = pytest.mark.gpu
+
+
+def sanitizer():
+    found = shutil.which("compute-sanitizer") or next(
+        (str(p) for p in [Path("/usr/local/cuda/bin/compute-sanitizer"),
+                          *sorted(Path("/opt/nvidia").glob("**/compute-sanitizer"))] if p.is_file()), None)
+    if found is None:
+        pytest.skip("compute-sanitizer not installed")
+    return found
+
+
+def shape(key):
+    spec = GEMM_KERNELS[key]
+    return (2 * spec.tile_m, 2 * spec.tile_n, 6 * 64)
+
+
+CASES = [(k, "memcheck", shape(k)) for k in GEMM_KERNELS] + [(k, "racecheck", shape(k)) for k in GEMM_KERNELS] + \
+        [(k, tool, (129, 257, 75)) for k, s in GEMM_KERNELS.items() if s.any_shape for tool in ("memcheck", "racecheck")]
+
+
+@pytest.mark.parametrize("key, tool, mnk", CASES)
+def test_sanitizer_is_clean(key, tool, mnk):
+    cmd = [sanitizer(), "--tool", tool, "--error-exitcode", "3", sys.executable, "-m",
+           "tcgemm.gpu.ncu_target", key, *map(str, mnk)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    summary = [line for line in done.stdout.splitlines() if "ERROR SUMMARY" in line or "RACECHECK SUMMARY" in line]
+    assert done.returncode == 0, f"{tool} on {key} {mnk}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+    assert summary and all(" 0 " in line for line in summary), summary
