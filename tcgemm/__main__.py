@@ -34,7 +34,9 @@ def cmd_info(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .gpu.bench import bench
+    from .catalog import keys_for
+    from .gpu import ffma_ceiling
+    from .gpu.bench import CUBLAS, CUBLAS_SGEMM, bench
     from .gpu.ceiling import measure
     from .gpu.device import device_info
     from .hw import peak_for
@@ -43,23 +45,36 @@ def cmd_bench(args) -> int:
     M, N, K = args.mnk if args.mnk else (args.size,) * 3
     info = device_info()
     peak = peak_for(info.name)
-    print(f"{info.name} ({info.arch}); C = A @ B, fp16 in, fp32 accumulate, M={M} N={N} K={K}")
-    ceiling = measure()
-    print(ceiling)
-    results = bench(args.kernels or None, M, N, K, reps=args.reps, warmup=args.warmup, log=print)
-    peak_tflops = peak.tflops if peak else None
-    print()
-    print(format_table(results, "cuBLAS (cublasGemmEx)", peak_tflops, ceiling.tflops))
-    if peak:
-        print(f"% peak: of {peak.tflops} TFLOP/s ({peak.label}, datasheet)")
-    print(f"% mma.sync: of {ceiling.tflops:.1f} TFLOP/s, the mma.sync ceiling measured in this run")
+    keys = args.kernels or list(GEMM_KERNELS)
+    groups = [  # (input dtype, heading, baseline, datasheet peak, measured ceiling function, its column name)
+        ("float16", "Tensor Cores: fp16 in, fp32 accumulate", CUBLAS, peak.tflops if peak else None,
+         measure, "mma.sync"),
+        ("float32", "CUDA cores (SGEMM): fp32 in, fp32 accumulate, FFMA", CUBLAS_SGEMM, peak.fp32 if peak else None,
+         ffma_ceiling.measure, "FFMA"),
+    ]
+    print(f"{info.name} ({info.arch}); C = A @ B, M={M} N={N} K={K}")
+    report, passed = {"device": info.as_dict(), "M": M, "N": N, "K": K, "groups": []}, True
+    for dtype, heading, baseline, peak_tflops, ceiling_fn, ceiling_name in groups:
+        group_keys = [k for k in keys if k in keys_for(dtype)]
+        if not group_keys:
+            continue
+        print(f"\n== {heading}")
+        ceiling = ceiling_fn()
+        print(ceiling)
+        results = bench(group_keys, M, N, K, reps=args.reps, warmup=args.warmup, log=print)
+        passed &= all(r.passed for r in results)
+        print()
+        print(format_table(results, baseline, peak_tflops, ceiling.tflops, ceiling_name))
+        if peak_tflops:
+            print(f"% peak: of {peak_tflops} TFLOP/s ({peak.label}, datasheet)")
+        print(f"% {ceiling_name}: of {ceiling.tflops:.1f} TFLOP/s, the {ceiling_name} ceiling measured in this run")
+        report["groups"].append({"inputs": dtype, "heading": heading, "baseline": baseline,
+                                 "ceiling": ceiling_name, "ceiling_tflops": ceiling.tflops,
+                                 "rows": table_rows(results, baseline, peak_tflops, ceiling.tflops)})
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": info.as_dict(), "M": M, "N": N, "K": K,
-                       "mma_sync_ceiling_tflops": ceiling.tflops,
-                       "rows": table_rows(results, "cuBLAS (cublasGemmEx)", peak_tflops, ceiling.tflops)},
-                      f, indent=2)
-    return 0 if all(r.passed for r in results) else 1
+            json.dump(report, f, indent=2)
+    return 0 if passed else 1
 
 
 def main(argv=None) -> int:

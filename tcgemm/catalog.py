@@ -1,11 +1,13 @@
 """The kernels of the book, as data: where each lives, how it is launched, what it accepts.
 
 Pure module: the launch wrappers (tcgemm.gpu), the SASS tests and the bench all read this one table.
-Operand convention of every GEMM kernel: C = A @ B with
+Operand convention of the Tensor Core kernels (in_dtype float16): C = A @ B with
   A: (M, K) float16, row-major (C-contiguous),
   B: (K, N) float16, column-major (Fortran-contiguous), i.e. B.T is a C-contiguous (N, K) array,
   C: (M, N) row-major, float32 (or float16 where out_dtype says so).
-The C signature is  extern "C" __global__ void entry(const __half *A, const __half *B, OUT *C, int M, int N, int K)
+The CUDA-core SGEMM kernels (in_dtype float32) read both operands along K the same way instead, as
+the Maxas SGEMM does: A (M, K) column-major (A.T is a C-contiguous (K, M) array), B (K, N) row-major.
+The C signature is  extern "C" __global__ void entry(const IN *A, const IN *B, OUT *C, int M, int N, int K)
 
 Pipelined kernels are compiled with -DN_STAGES (and -DBK when their stages live in dynamic shared
 memory); `configs` lists their (tile_k, stages) choices, fastest first, and `for_smem` picks the
@@ -16,6 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .errors import OperandError
+
+
+# Memory order ("C" row-major, "F" column-major) of A and of B, by input dtype.
+OPERAND_ORDERS = {"float16": ("C", "F"), "float32": ("F", "C")}
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,15 @@ class GemmKernel:
     dynamic_smem: bool = False   # stages in dynamic shared memory, sized by tile_k (-DBK) and stages
     configs: tuple[tuple[int, int], ...] = ()   # (tile_k, stages) choices, fastest first
     any_shape: bool = False      # takes any M, N and any K that is a multiple of 8 (else padded)
+    in_dtype: str = "float16"    # A and B; their memory orders follow from it (OPERAND_ORDERS)
+
+    @property
+    def a_order(self) -> str:
+        return OPERAND_ORDERS[self.in_dtype][0]
+
+    @property
+    def b_order(self) -> str:
+        return OPERAND_ORDERS[self.in_dtype][1]
 
     def grid(self, M: int, N: int) -> tuple[int, int, int]:
         return (-(-N // self.tile_n), -(-M // self.tile_m), 1)
@@ -158,8 +173,28 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             dynamic_smem=True, configs=BIG_TILE_CONFIGS, any_shape=True,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
         ),
+        GemmKernel(
+            key="s1", title="Kernel S1: Maxas SGEMM, 64 threads, 64 x 64 tile", source="12_sgemm_64.cu",
+            entry="sgemm_64", block=(64, 1, 1), tile_m=64, tile_n=64, tile_k=8, in_dtype="float32",
+            sass=("FFMA", "LDS.128", "LDG.E.128", "STS.128", "STG.E.128"),
+        ),
+        GemmKernel(
+            key="s2", title="Kernel S2: Maxas SGEMM, 256 threads, 128 x 128 tile", source="13_sgemm_128.cu",
+            entry="sgemm_128", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=8, in_dtype="float32",
+            sass=("FFMA", "LDS.128", "LDG.E.128", "STS.128", "STG.E.128"),
+        ),
+        GemmKernel(
+            key="s3", title="Kernel S3: S2 with cp.async copies", source="14_sgemm_cp_async.cu",
+            entry="sgemm_cp_async", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=8, in_dtype="float32",
+            sass=("FFMA", "LDS.128", "LDGSTS.E.BYPASS.128", "STS.128", "STG.E.128"),
+        ),
     )
 }
+
+
+def keys_for(in_dtype: str) -> list[str]:
+    """The GEMM kernels that take `in_dtype` inputs, in teaching order."""
+    return [k for k, spec in GEMM_KERNELS.items() if spec.in_dtype == in_dtype]
 
 PROBES: dict[str, ProbeKernel] = {
     "mma": ProbeKernel(
@@ -172,6 +207,11 @@ PROBES: dict[str, ProbeKernel] = {
         source="probe_mma_ceiling.cu",
         entries=("mma_ceiling",),
         sass=("HMMA.16816.F32",),
+    ),
+    "ffma_ceiling": ProbeKernel(
+        source="probe_ffma_ceiling.cu",
+        entries=("ffma_ceiling",),
+        sass=("FFMA",),
     ),
     "ldmatrix": ProbeKernel(
         source="probe_ldmatrix.cu",

@@ -2,7 +2,8 @@
 
 Peaks are dense (no 2:4 sparsity) FP16-input, FP32-accumulate Tensor Core rates at the boost clock,
 in TFLOP/s, as NVIDIA publishes them. GeForce parts run FP32 accumulation at half their FP16-accumulate
-rate; data-centre parts run both at the same rate. The figures are datasheet numbers, not measurements.
+rate; data-centre parts run both at the same rate. `fp32` is the CUDA-core FP32 (FFMA, non-tensor)
+rate, the peak of the SGEMM kernels. The figures are datasheet numbers, not measurements.
 """
 from __future__ import annotations
 
@@ -15,25 +16,26 @@ class Peak:
     label: str
     tflops: float
     source: str
+    fp32: float | None = None
 
 
 # (pattern matched against the CUDA device name, peak). First match wins: keep specific names first.
 _PEAKS: tuple[tuple[str, Peak], ...] = (
     (r"RTX 4090", Peak("GeForce RTX 4090", 165.2,
-                       "NVIDIA Ada Lovelace GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense")),
+                       "NVIDIA Ada Lovelace GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense", fp32=82.6)),
     (r"RTX 3090", Peak("GeForce RTX 3090", 71.0,
-                       "NVIDIA Ampere GA102 GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense")),
+                       "NVIDIA Ampere GA102 GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense", fp32=35.6)),
     (r"\bA100\b", Peak("A100 (SXM4 or PCIe)", 312.0,
-                       "NVIDIA A100 Tensor Core GPU datasheet: FP16 Tensor Core, dense")),
-    (r"\bA10\b", Peak("A10", 125.0, "NVIDIA A10 datasheet: FP16 Tensor Core, dense")),
-    (r"\bL4\b", Peak("L4", 121.0, "NVIDIA L4 datasheet: FP16 Tensor Core 242 TFLOP/s with sparsity, halved")),
+                       "NVIDIA A100 Tensor Core GPU datasheet: FP16 Tensor Core, dense", fp32=19.5)),
+    (r"\bA10\b", Peak("A10", 125.0, "NVIDIA A10 datasheet: FP16 Tensor Core, dense", fp32=31.2)),
+    (r"\bL4\b", Peak("L4", 121.0, "NVIDIA L4 datasheet: FP16 Tensor Core 242 TFLOP/s with sparsity, halved", fp32=30.3)),
     (r"H100.*PCIe", Peak("H100 PCIe", 756.5,
-                         "NVIDIA H100 datasheet: FP16 Tensor Core 1,513 TFLOP/s with sparsity, halved")),
+                         "NVIDIA H100 datasheet: FP16 Tensor Core 1,513 TFLOP/s with sparsity, halved", fp32=51.2)),
     (r"H100.*NVL", Peak("H100 NVL", 835.5,
-                        "NVIDIA H100 datasheet: FP16 Tensor Core 1,671 TFLOP/s with sparsity, halved")),
-    (r"H100", Peak("H100 SXM5", 989.4, "NVIDIA H100 Tensor Core GPU architecture whitepaper: FP16 Tensor, dense")),
+                        "NVIDIA H100 datasheet: FP16 Tensor Core 1,671 TFLOP/s with sparsity, halved", fp32=60.0)),
+    (r"H100", Peak("H100 SXM5", 989.4, "NVIDIA H100 Tensor Core GPU architecture whitepaper: FP16 Tensor, dense", fp32=66.9)),
     (r"H200", Peak("H200 SXM", 989.4,
-                   "NVIDIA H200 datasheet: FP16 Tensor Core 1,979 TFLOP/s with sparsity, halved")),
+                   "NVIDIA H200 datasheet: FP16 Tensor Core 1,979 TFLOP/s with sparsity, halved", fp32=66.9)),
 )
 
 

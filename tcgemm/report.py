@@ -81,12 +81,13 @@ def _fmt_pct(x: float | None) -> str:
 
 
 def format_table(results: list[BenchResult], baseline: str | None = "cuBLAS",
-                 peak_tflops: float | None = None, ceiling_tflops: float | None = None) -> str:
-    """The results as a text table; the "% mma.sync" column appears when a ceiling is given."""
+                 peak_tflops: float | None = None, ceiling_tflops: float | None = None,
+                 ceiling_name: str = "mma.sync") -> str:
+    """The results as a text table; the "% <ceiling_name>" column appears when a ceiling is given."""
     rows = table_rows(results, baseline, peak_tflops, ceiling_tflops)
     with_ceiling = ceiling_tflops is not None
     header = ["Kernel", "Time (us)", "IQR", "TFLOP/s", f"% {baseline or 'baseline'}", "% peak",
-              *(["% mma.sync"] if with_ceiling else []), "Check"]
+              *([f"% {ceiling_name}"] if with_ceiling else []), "Check"]
     body = [[r["kernel"], f"{r['time_us']:.0f}", f"±{r['spread_pct'] / 2:.1f}%", f"{r['tflops']:.1f}",
              _fmt_pct(r["pct_baseline"]), _fmt_pct(r["pct_peak"]),
              *([_fmt_pct(r["pct_ceiling"])] if with_ceiling else []), r["check"]] for r in rows]

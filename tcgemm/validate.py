@@ -24,32 +24,36 @@ def _describe_layout(x) -> str:
     return f"non-contiguous (strides {x.strides})"
 
 
-def _check_array(name: str, x, want_order: str) -> None:
+def _check_array(name: str, x, want_order: str, want_dtype: str = "float16", title: str = "the kernel") -> None:
     for attr in ("dtype", "shape", "flags", "strides"):
         if not hasattr(x, attr):
             raise OperandError(f"{name} must be a 2-D cupy.ndarray, got {type(x).__name__}")
-    if x.dtype != np.float16:
+    if x.dtype != np.dtype(want_dtype):
         raise OperandError(
-            f"{name} has dtype {x.dtype}; the kernels take float16 inputs (convert with {name}.astype('float16'))"
+            f"{name} has dtype {x.dtype}; {title} takes {want_dtype} inputs "
+            f"(convert with {name}.astype('{want_dtype}'))"
         )
     if len(x.shape) != 2:
         raise OperandError(f"{name} must be a 2-D matrix, got {len(x.shape)} dimensions with shape {tuple(x.shape)}")
+    along = "contiguous along K" if (name == "A") == (want_order == "C") else \
+        "each K slice of it contiguous, as the kernel copies it"
     if want_order == "C" and not x.flags.c_contiguous:
         raise OperandError(
-            f"{name} is {_describe_layout(x)}; it must be row-major (C-contiguous): "
+            f"{name} is {_describe_layout(x)}; {title} needs it row-major (C-contiguous, {along}): "
             f"pass cupy.ascontiguousarray({name})"
         )
     if want_order == "F" and not x.flags.f_contiguous:
+        other = "Bt.T for a row-major (N, K) Bt" if name == "B" else "At.T for a row-major (K, M) At"
         raise OperandError(
-            f"{name} is {_describe_layout(x)}; it must be column-major (Fortran-contiguous, so that each "
-            f"column is contiguous along K): pass cupy.asfortranarray({name}), or Bt.T for a row-major (N, K) Bt"
+            f"{name} is {_describe_layout(x)}; {title} needs it column-major (Fortran-contiguous, {along}): "
+            f"pass cupy.asfortranarray({name}), or {other}"
         )
 
 
 def check_gemm_operands(kernel: GemmKernel, A, B) -> tuple[int, int, int]:
     """Validate C = A @ B for `kernel` and return (M, N, K)."""
-    _check_array("A", A, "C")
-    _check_array("B", B, "F")
+    _check_array("A", A, kernel.a_order, kernel.in_dtype, kernel.title)
+    _check_array("B", B, kernel.b_order, kernel.in_dtype, kernel.title)
     M, K = (int(s) for s in A.shape)
     Kb, N = (int(s) for s in B.shape)
     if K != Kb:

@@ -10,12 +10,12 @@ import pytest
 
 from tcgemm import KERNEL_DIR
 from tcgemm.banks import analyze
-from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS
+from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS, keys_for
 from tcgemm.errors import OperandError
 from tcgemm.gpu import ncu
 from tcgemm.kernel_smem import OPS, block_step, configured, predict
 
-KEYS = list(GEMM_KERNELS)
+KEYS = keys_for("float16")   # the Tensor Core kernels; the SGEMM ones are modelled in sgemm_layout
 ARCHS = [None, *TARGET_ARCHS]
 
 
@@ -48,8 +48,13 @@ def test_mirrored_geometry_is_the_kernels():
 
 
 def test_every_kernel_with_shared_memory_has_a_model():
+    from tcgemm import sgemm_layout
     for key, kernel in GEMM_KERNELS.items():
-        if "__shared__" in (KERNEL_DIR / kernel.source).read_text():
+        if "__shared__" not in (KERNEL_DIR / kernel.source).read_text():
+            continue
+        if kernel.in_dtype == "float32":   # the SGEMM kernels' shared memory is modelled in sgemm_layout
+            assert sgemm_layout.staging_bank_conflicts(kernel.tile_m).conflicts == 0
+        else:
             assert block_step(key)
     with pytest.raises(KeyError, match="k1.0.*k2.1"):
         block_step("k9")

@@ -175,9 +175,10 @@ def test_recorded_figures_carry_their_image(path):
 
 
 def _widget_classes():
-    from tcgemm.widgets import BankExplorer, LanePicker
+    import tcgemm.widgets as widgets
 
-    return {f"{cls.__module__}.{cls.__name__}": cls for cls in (BankExplorer, LanePicker)}
+    classes = [getattr(widgets, name) for name in widgets.__all__]
+    return {f"{cls.__module__}.{cls.__name__}": cls for cls in classes}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)

@@ -62,3 +62,34 @@ def test_not_a_matrix():
         check_gemm_operands(K10, A.reshape(-1), B)
     with pytest.raises(OperandError, match="list"):
         check_gemm_operands(K10, [[1.0]], B)
+
+
+S2 = GEMM_KERNELS["s2"]   # SGEMM: fp32, A column-major, B row-major, tiles 128 x 128 x 8
+
+
+def sgemm_operands(M=128, N=256, K=16):
+    return np.asfortranarray(np.ones((M, K), np.float32)), np.ones((K, N), np.float32)
+
+
+def test_sgemm_takes_fp32_with_k_slices_contiguous():
+    assert check_gemm_operands(S2, *sgemm_operands()) == (128, 256, 16)
+
+
+def test_sgemm_refuses_fp16_and_names_its_dtype():
+    A, B = sgemm_operands()
+    with pytest.raises(OperandError, match="A has dtype float16; Kernel S2.*takes float32"):
+        check_gemm_operands(S2, A.astype(np.float16), B)
+
+
+def test_sgemm_refuses_the_tensor_core_layout():
+    A, B = sgemm_operands()
+    with pytest.raises(OperandError, match="A is row-major.*needs it column-major.*asfortranarray"):
+        check_gemm_operands(S2, np.ascontiguousarray(A), B)
+    with pytest.raises(OperandError, match="B is column-major.*needs it row-major.*ascontiguousarray"):
+        check_gemm_operands(S2, A, np.asfortranarray(B))
+
+
+def test_sgemm_needs_whole_tiles():
+    A, B = sgemm_operands(M=96)
+    with pytest.raises(OperandError, match="needs M to be a multiple of 128"):
+        check_gemm_operands(S2, A, B)

@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..catalog import GEMM_KERNELS
+from ..catalog import GEMM_KERNELS, OPERAND_ORDERS
 from ..check import Check, compare
 from ..report import BenchResult, summarize
 from . import cublas
@@ -14,20 +14,27 @@ from .device import device_info, require_gpu
 from .gemm import for_this_gpu, kernel_spec, launch
 
 CUBLAS = "cuBLAS (cublasGemmEx)"
+CUBLAS_SGEMM = "cuBLAS SGEMM (cublasSgemm, TF32 off)"
+BASELINES = {"float16": "cublas", "float32": "cublas-sgemm"}   # the cuBLAS each kind of kernel is set against
 
 
-def random_operands(M: int, N: int, K: int, seed: int | None = None):
-    """A (M, K) row-major and B (K, N) column-major, fp16, uniform in [-1, 1): never zeros."""
+def random_operands(M: int, N: int, K: int, seed: int | None = None, dtype: str = "float16"):
+    """A (M, K) and B (K, N) uniform in [-1, 1) (never zeros), in the dtype and memory order the
+    kernels of that input dtype take: fp16 A row-major, B column-major; fp32 the other way round."""
     cupy = require_gpu()
     rng = cupy.random.default_rng(seed)
-    A = (rng.random((M, K), dtype=np.float32) * 2 - 1).astype(np.float16)
-    Bt = (rng.random((N, K), dtype=np.float32) * 2 - 1).astype(np.float16)
-    return A, Bt.T
+    a_order, b_order = OPERAND_ORDERS[dtype]
+    draw = lambda rows, cols, order: (rng.random((rows, cols) if order == "C" else (cols, rows),
+                                                 dtype=np.float32) * 2 - 1).astype(dtype)
+    A, B = draw(M, K, a_order), draw(K, N, b_order)
+    return (A if a_order == "C" else A.T), (B if b_order == "C" else B.T)
 
 
 def reference(A, B):
-    """fp32 product of the fp16 inputs upcast to fp32 (CuPy's fp32 matmul; TF32 is off by default)."""
-    return A.astype(np.float32) @ B.astype(np.float32)
+    """The product in higher precision than the kernels': fp16 inputs upcast to fp32 (CuPy's fp32
+    matmul; TF32 is off by default), fp32 inputs upcast to fp64."""
+    wide = np.float64 if A.dtype == np.float32 else np.float32
+    return (A.astype(wide) @ B.astype(wide)).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,7 @@ class Runner:
     out_dtype: str
     run: Callable  # (A, B, C) -> None
     spec: object = None  # the GemmKernel configuration, None for cuBLAS
+    in_dtype: str = "float16"
 
     def new_output(self, M: int, N: int):
         cupy = require_gpu()
@@ -47,15 +55,17 @@ def runner(key: str, spec=None) -> Runner:
     """cuBLAS, or the kernel `key` in the configuration the launcher picks (or `spec`)."""
     if key == "cublas":
         return Runner(CUBLAS, "float32", cublas.gemm_ex)
+    if key == "cublas-sgemm":
+        return Runner(CUBLAS_SGEMM, "float32", cublas.sgemm, in_dtype="float32")
     spec = for_this_gpu(kernel_spec(key)) if spec is None else spec
     name = f"{spec.title} ({spec.variant})" if spec.configs or spec.variant != kernel_spec(key).variant else spec.title
-    return Runner(name, spec.out_dtype, lambda A, B, C: launch(spec, A, B, C), spec)
+    return Runner(name, spec.out_dtype, lambda A, B, C: launch(spec, A, B, C), spec, spec.in_dtype)
 
 
 def check_runner(r: Runner, M: int, N: int, K: int, seed: int | None = None) -> Check:
     """Run once on fresh random inputs into a NaN-filled output and compare with the fp32 reference."""
     cupy = require_gpu()
-    A, B = random_operands(M, N, K, seed)
+    A, B = random_operands(M, N, K, seed, r.in_dtype)
     C = r.new_output(M, N)
     r.run(A, B, C)
     ref = reference(A, B)
@@ -92,10 +102,11 @@ def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50
           specs: dict | None = None) -> list[BenchResult]:
     """Check, then time, each kernel (and cuBLAS) at one size. Kernels whose tiles don't divide the
     size are skipped with a note. PASS/FAIL is logged before the kernel is timed. `specs` maps a key
-    to the configuration to run instead of the launcher's choice."""
+    to the configuration to run instead of the launcher's choice. With cuBLAS, each input dtype's
+    kernels come after their own baseline (cublasGemmEx for fp16, cublasSgemm for fp32)."""
     keys = list(GEMM_KERNELS) if keys is None else list(keys)
-    if with_cublas and "cublas" not in keys:
-        keys = ["cublas", *keys]
+    if with_cublas:
+        keys = with_baselines(keys)
     results = []
     for i, key in enumerate(keys, 1):
         r = runner(key, (specs or {}).get(key))
@@ -108,7 +119,7 @@ def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50
                     log(f"    skipped: {M}x{N}x{K} is not a multiple of its tiles")
                 continue
         check = check_runner(r, M, N, K)
-        A, B = random_operands(M, N, K)
+        A, B = random_operands(M, N, K, dtype=r.in_dtype)
         C = r.new_output(M, N)
         timing = time_launches(lambda: r.run(A, B, C), warmup=warmup, reps=reps)
         results.append(BenchResult(r.name, M, N, K, timing, check.passed, str(check)))
@@ -117,6 +128,16 @@ def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50
     if log:
         log(progress_bar(len(keys), len(keys), "done"))
     return results
+
+
+def with_baselines(keys) -> list[str]:
+    """`keys` grouped by input dtype, each group led by its cuBLAS baseline (kept where already given)."""
+    groups: dict[str, list[str]] = {}
+    for key in keys:
+        dtype = "float32" if key == "cublas-sgemm" else "float16" if key == "cublas" else kernel_spec(key).in_dtype
+        groups.setdefault(dtype, []).append(key)
+    return [k for dtype, group in groups.items()
+            for k in dict.fromkeys([BASELINES[dtype], *group])]
 
 
 def bench_configs(key: str, configs, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 30,
@@ -145,11 +166,10 @@ def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: in
     rows = []
     for family, family_shapes in shapes.items():
         for M, N, K in family_shapes:
-            res = {r.name: r for r in bench([key], M, N, K, reps=reps, warmup=5, log=None)}
-            kernel = next(r for name, r in res.items() if name != CUBLAS)
+            base, kernel = bench([key], M, N, K, reps=reps, warmup=5, log=None)
             row = {"family": family, "label": f"{M}x{N}x{K}", "M": M, "N": N, "K": K,
-                   "kernel_tflops": kernel.tflops, "cublas_tflops": res[CUBLAS].tflops,
-                   "passed": kernel.passed and res[CUBLAS].passed}
+                   "kernel_tflops": kernel.tflops, "cublas_tflops": base.tflops,
+                   "passed": kernel.passed and base.passed}
             rows.append(row)
             if log:
                 log(f"{family:<12} {row['label']:>18}: kernel {row['kernel_tflops']:6.1f}, cuBLAS "

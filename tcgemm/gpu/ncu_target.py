@@ -8,7 +8,7 @@ def main(key: str, M: int, N: int, K: int) -> None:
     import cupy
 
     r = runner(key)
-    A, B = random_operands(M, N, K)
+    A, B = random_operands(M, N, K, dtype=r.in_dtype)
     C = r.new_output(M, N)
     r.run(A, B, C)                      # compile and warm up outside the profiled range
     cupy.cuda.runtime.deviceSynchronize()

@@ -4,5 +4,6 @@ answers the same questions through tcgemm's pure modules, for tests and for the 
 Imports anywidget, never CuPy."""
 from .bank_explorer import BankExplorer
 from .lane_picker import LanePicker
+from .regbank_stepper import RegbankStepper
 
-__all__ = ["BankExplorer", "LanePicker"]
+__all__ = ["BankExplorer", "LanePicker", "RegbankStepper"]

@@ -107,24 +107,32 @@ def good():
     return random_operands(64, 64, 32)
 
 
-@pytest.mark.parametrize("key", list(GEMM_KERNELS))
-def test_bad_inputs_are_named(key, good):
+def _other_order(x, order):
     import cupy
+    return cupy.ascontiguousarray(x) if order == "F" else cupy.asfortranarray(x)
+
+
+@pytest.mark.parametrize("key", list(GEMM_KERNELS))
+def test_bad_inputs_are_named(key):
+    import cupy
+    from tcgemm.gpu.bench import random_operands
     from tcgemm.gpu.gemm import gemm
-    A, B = good
+    spec = configured(key)
+    A, B = random_operands(64 if spec.tile_m <= 64 else spec.tile_m, 64 if spec.tile_n <= 64 else spec.tile_n,
+                           32, dtype=spec.in_dtype)
+    other_dtype = "float32" if spec.in_dtype == "float16" else "float16"
+    layout_name = {"C": "row-major", "F": "column-major"}
     cases = [
         ((cupy.asnumpy(A), B), "host"),
-        ((A.astype(np.float32), B), "dtype float32"),
-        ((A, cupy.ascontiguousarray(B)), "B is row-major"),
-        ((cupy.asfortranarray(A), B), "A is column-major"),
+        ((A.astype(other_dtype), B), f"dtype {other_dtype}"),
+        ((A, _other_order(B, spec.b_order)), f"B is {layout_name['F' if spec.b_order == 'C' else 'C']}"),
+        ((_other_order(A, spec.a_order), B), f"A is {layout_name['F' if spec.a_order == 'C' else 'C']}"),
         ((A[:, :16], B), "non-contiguous|inner dimensions"),
         ((A, B[:16]), "non-contiguous|inner dimensions"),
     ]
-    spec = configured(key)
     M = spec.tile_m * 2 + (8 if spec.tile_m > 8 else 1)
-    from tcgemm.gpu.bench import random_operands
     if not spec.any_shape:
-        cases.append((random_operands(M, spec.tile_n, spec.tile_k), f"multiple of {spec.tile_m}"))
+        cases.append((random_operands(M, spec.tile_n, spec.tile_k, dtype=spec.in_dtype), f"multiple of {spec.tile_m}"))
     for (a, b), pattern in cases:
         with pytest.raises(OperandError, match=pattern):
             gemm(key, a, b)

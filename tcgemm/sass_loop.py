@@ -1,0 +1,72 @@
+"""Find a kernel's hot loop in a `cuobjdump -sass` listing and count what it issues. Pure module.
+
+A loop is a backward branch: `BRA 0x0660` at an address past 0x0660. The hot loop of a GEMM kernel is
+the one with the most FFMA (or HMMA) between the branch target and the branch.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+BRANCH = re.compile(r"\bBRA\s+(?:`\()?(?:\.L_x_\d+\)?)?\s*0x([0-9a-f]+)")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    address: int
+    text: str            # e.g. "@!P1 LDG.E.128.CONSTANT R84, desc[UR8][R104.64]"
+
+    @property
+    def opcode(self) -> str:
+        words = self.text.split()
+        return words[1] if words[0].startswith("@") else words[0]
+
+
+def function_listing(listing: str, entry: str) -> str:
+    """The part of a cuobjdump listing that belongs to the function `entry`."""
+    parts = re.split(r"\n\s*Function : ", listing)
+    for part in parts[1:]:
+        if part.split()[0] == entry:
+            return part
+    found = [p.split()[0] for p in parts[1:]]
+    raise KeyError(f"no function {entry!r} in the listing; it has {found}")
+
+
+def instructions(listing: str) -> list[Instruction]:
+    return [Instruction(int(m.group(1), 16), m.group(2).strip()) for m in LINE.finditer(listing)]
+
+
+def loops(code: list[Instruction]) -> list[list[Instruction]]:
+    """Every backward-branch loop body, from the branch target to the branch itself."""
+    out = []
+    for ins in code:
+        m = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", ins.text)
+        if m and int(m.group(1), 16) < ins.address:
+            target = int(m.group(1), 16)
+            out.append([i for i in code if target <= i.address <= ins.address])
+    return out
+
+
+def hot_loop(listing: str, entry: str, opcode: str = "FFMA") -> list[Instruction]:
+    """The loop of `entry` with the most instructions whose opcode starts with `opcode`."""
+    bodies = loops(instructions(function_listing(listing, entry)))
+    if not bodies:
+        raise ValueError(f"{entry} has no backward branch: no loop to read")
+    return max(bodies, key=lambda body: sum(i.opcode.startswith(opcode) for i in body))
+
+
+def opcode_counts(body: list[Instruction]) -> Counter:
+    """Instructions per opcode with its width/kind suffixes, e.g. LDS.128, LDG.E.128.CONSTANT."""
+    return Counter(i.opcode for i in body)
+
+
+def reuse_flags(body: list[Instruction]) -> int:
+    """How many operand slots carry a .reuse flag."""
+    return sum(i.text.count(".reuse") for i in body)
+
+
+def text(body: list[Instruction]) -> str:
+    """The body as cuobjdump-like lines (what tcgemm.regbank.parse_ffma reads)."""
+    return "\n".join(f"        /*{i.address:04x}*/ {i.text} ;" for i in body)
