@@ -11,7 +11,8 @@ The C signature is  extern "C" __global__ void entry(const IN *A, const IN *B, O
 
 Pipelined kernels are compiled with -DN_STAGES (and -DBK when their stages live in dynamic shared
 memory); `configs` lists their (tile_k, stages) choices, fastest first, and `for_smem` picks the
-first that fits a GPU's shared memory per block.
+first that fits a GPU's shared memory per block. `switches` lists other -D macros a kernel accepts
+(each 0 by default); `with_switches` turns them on for one variant, e.g. to measure an alternative.
 """
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class GemmKernel:
     configs: tuple[tuple[int, int], ...] = ()   # (tile_k, stages) choices, fastest first
     any_shape: bool = False      # takes any M, N and any K that is a multiple of 8 (else padded)
     in_dtype: str = "float16"    # A and B; their memory orders follow from it (OPERAND_ORDERS)
+    switches: tuple[tuple[str, str], ...] = ()   # (macro, what setting it to 1 does)
+    on: tuple[str, ...] = ()     # the switches set to 1 in this variant
 
     @property
     def a_order(self) -> str:
@@ -62,7 +65,15 @@ class GemmKernel:
     def defines(self) -> tuple[tuple[str, int], ...]:
         """The -D macros this variant is compiled with."""
         return ((("BK", self.tile_k),) if self.dynamic_smem else ()) + \
-               ((("N_STAGES", self.stages),) if self.stages else ())
+               ((("N_STAGES", self.stages),) if self.stages else ()) + tuple((name, 1) for name in self.on)
+
+    def with_switches(self, *names: str) -> "GemmKernel":
+        known = [name for name, _ in self.switches]
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            known = ", ".join(known) or "none"
+            raise ValueError(f"{self.title} has no switch {unknown[0]!r} (its switches: {known})")
+        return replace(self, on=tuple(names))
 
     def with_config(self, tile_k: int, stages: int) -> "GemmKernel":
         if not self.stages:
@@ -89,7 +100,7 @@ class GemmKernel:
     def variant(self) -> str:
         """A short name of the configuration, e.g. 'BK=64, 4 stages'."""
         parts = ([f"BK={self.tile_k}"] if self.dynamic_smem else []) + \
-                ([f"{self.stages} stages"] if self.stages else [])
+                ([f"{self.stages} stages"] if self.stages else []) + list(self.on)
         return ", ".join(parts)
 
     @property
@@ -168,23 +179,38 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
         ),
         GemmKernel(
-            key="k4.3", title="Kernel 4.3: any shape", source="11_any_shape.cu",
-            entry="any_shape", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
-            dynamic_smem=True, configs=BIG_TILE_CONFIGS, any_shape=True,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+            key="k4.3", title="Kernel 4.3: 8-byte stores of C", source="11_vector_stores.cu",
+            entry="vector_stores", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS,
+            switches=(("STAGE_C", "C through shared memory, stored as whole rows with 16-byte stores"),),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
-            key="s1", title="Kernel S1: Maxas SGEMM, 64 threads, 64 x 64 tile", source="12_sgemm_64.cu",
+            key="k4.4", title="Kernel 4.4: ldmatrix addresses by XOR", source="12_slice_xor.cu",
+            entry="slice_xor", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS,
+            switches=(("SKIP_COPIES", "no copies in the main loop (wrong result: a measurement only)"),
+                      ("SKIP_SYNC", "no wait and barrier in the main loop (wrong result: a measurement only)")),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
+        ),
+        GemmKernel(
+            key="k4.5", title="Kernel 4.5: any shape", source="13_any_shape.cu",
+            entry="any_shape", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS, any_shape=True,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
+        ),
+        GemmKernel(
+            key="s1", title="Kernel S1: Maxas SGEMM, 64 threads, 64 x 64 tile", source="14_sgemm_64.cu",
             entry="sgemm_64", block=(64, 1, 1), tile_m=64, tile_n=64, tile_k=8, in_dtype="float32",
             sass=("FFMA", "LDS.128", "LDG.E.128", "STS.128", "STG.E.128"),
         ),
         GemmKernel(
-            key="s2", title="Kernel S2: Maxas SGEMM, 256 threads, 128 x 128 tile", source="13_sgemm_128.cu",
+            key="s2", title="Kernel S2: Maxas SGEMM, 256 threads, 128 x 128 tile", source="15_sgemm_128.cu",
             entry="sgemm_128", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=8, in_dtype="float32",
             sass=("FFMA", "LDS.128", "LDG.E.128", "STS.128", "STG.E.128"),
         ),
         GemmKernel(
-            key="s3", title="Kernel S3: S2 with cp.async copies", source="14_sgemm_cp_async.cu",
+            key="s3", title="Kernel S3: S2 with cp.async copies", source="16_sgemm_cp_async.cu",
             entry="sgemm_cp_async", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=8, in_dtype="float32",
             sass=("FFMA", "LDS.128", "LDGSTS.E.BYPASS.128", "STS.128", "STG.E.128"),
         ),

@@ -167,10 +167,13 @@ def _permuted_smem(warp: int, a_once: bool, permuted: bool = True) -> list[Instr
     return out
 
 
-def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int, b_pairs: bool) -> list[Instr]:
-    """kernels/06-09: one K tile of one stage (every stage has the same banks: a stage is a whole
+def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int, b_pairs: bool,
+               slice_xor: bool = False) -> list[Instr]:
+    """kernels/06-13: one K tile of one stage (every stage has the same banks: a stage is a whole
     number of 128-byte lines). Copies are cp.async (counted as stores); then, per k16 slice, the
-    A fragments (x4) and the B fragments (x2 per n-tile, or x4 per pair of n-tiles: `b_pairs`)."""
+    A fragments (x4) and the B fragments (x2 per n-tile, or x4 per pair of n-tiles: `b_pairs`).
+    `slice_xor`: the addresses as Kernels 4.4 and 4.5 compute them, slice 0's offset XOR ks << 5
+    plus a whole number of 16-row tiles, instead of permuted_chunk per ldmatrix."""
     THREADS, WARPS_N, MMA_M, MMA_N, MMA_K, CHUNK, LINE = 256, 4, 16, 8, 16, 8, 8
     WM, WN = TILES_M * MMA_M, TILES_N * MMA_N
     CHUNKS, K_STEPS = BK // CHUNK, BK // MMA_K
@@ -193,14 +196,20 @@ def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int,
     a_row, a_chunk = LANE % 16, LANE // 16
     b_row = LANE % 8 + (8 * (LANE // 16) if b_pairs else 0)
     b_chunk = (LANE // 8) % 2
+    row_bytes = CHUNKS * UINT4
+
+    def offset(row0, rows_down, chunk0, ks):
+        if slice_xor:
+            return (permuted_chunk(row0, chunk0) * UINT4 ^ (ks << 5)) + rows_down * row_bytes
+        return permuted_chunk(row0 + rows_down, ks * (MMA_K // CHUNK) + chunk0) * UINT4
+
     for ks in range(K_STEPS):
-        chunk = ks * (MMA_K // CHUNK)
         for tm in range(TILES_M):
-            slot = permuted_chunk(warp_m + tm * MMA_M + a_row, chunk + a_chunk)
-            out.append(Instr(warp, "As", Access(slot * UINT4, UINT4, "ldmatrix", 4)))
+            a = offset(warp_m + a_row, tm * MMA_M, a_chunk, ks)
+            out.append(Instr(warp, "As", Access(a, UINT4, "ldmatrix", 4)))
         for tn in range(0, TILES_N, 2 if b_pairs else 1):
-            slot = permuted_chunk(warp_n + tn * MMA_N + b_row, chunk + b_chunk)
-            out.append(Instr(warp, "Bs", Access(bs_base + slot * UINT4, UINT4, "ldmatrix", 4 if b_pairs else 2)))
+            b = offset(warp_n + b_row, tn * MMA_N, b_chunk, ks)
+            out.append(Instr(warp, "Bs", Access(bs_base + b, UINT4, "ldmatrix", 4 if b_pairs else 2)))
     return out
 
 
@@ -216,6 +225,8 @@ _WARP_STEPS = {
     "k4.1": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
     "k4.2": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
     "k4.3": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
+    "k4.4": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, slice_xor=True),
+    "k4.5": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, slice_xor=True),
 }
 PERMUTABLE = ("k2.0", "k2.1")
 

@@ -142,3 +142,17 @@ def sweep_figure(rows: list[dict], title: str | None = None):
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
+
+
+def format_stall_samples(by_opcode: dict[str, dict[str, int]], top: int = 6) -> str:
+    """tcgemm.gpu.ncu.stall_samples as text: the opcodes holding most warp samples, each with its
+    share of all samples and its three largest reasons (also as shares of all samples)."""
+    total = sum(sum(reasons.values()) for reasons in by_opcode.values())
+    if not total:
+        return "no samples"
+    lines = []
+    for op, reasons in sorted(by_opcode.items(), key=lambda kv: -sum(kv[1].values()))[:top]:
+        main = sorted(reasons.items(), key=lambda kv: -kv[1])[:3]
+        lines.append(f"{op:<8} {100 * sum(reasons.values()) / total:5.1f}% of samples   ("
+                     + ", ".join(f"{r} {100 * n / total:.1f}%" for r, n in main) + ")")
+    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Who does what in the CUDA-core SGEMM kernels (12_sgemm_64, 13_sgemm_128), after Maxas. Pure (numpy).
+"""Who does what in the CUDA-core SGEMM kernels (14_sgemm_64, 15_sgemm_128), after Maxas. Pure (numpy).
 
 C = A @ B in fp32. A block computes a TILE x TILE tile of C with TILE*TILE/64 threads. Each thread
 owns an 8x8 set of C: four 4x4 blocks, HALF = TILE/2 apart in m and in n. Per k it reads the 8 floats

@@ -1,6 +1,7 @@
 """tcgemm.kernel_smem against the kernels' own constants, hand counts, and the H100 counters the
 book recorded; tcgemm.gpu.ncu's metric table and retry logic with a fake ncu. No GPU needed."""
 import math
+from pathlib import Path
 import re
 import subprocess
 from collections import Counter
@@ -97,7 +98,18 @@ def test_each_step_stores_the_tiles_once_and_each_warp_reads_its_rows(key, arch)
             assert len(set(read.values())) == 1, (array, warp)
 
 
-PERMUTED = ["k2.0", "k2.1", "k3.0", "k3.1", "k4.0", "k4.1", "k4.2", "k4.3"]
+PERMUTED = ["k2.0", "k2.1", "k3.0", "k3.1", "k4.0", "k4.1", "k4.2", "k4.3", "k4.4", "k4.5"]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_slice_xor_addresses_equal_permuted_chunk(arch):
+    """Kernel 4.4 computes slice ks's ldmatrix address as slice 0's XOR ks << 5 (plus 16-row tiles);
+    every lane of every warp must then read exactly what permuted_chunk gives (Kernel 4.3)."""
+    by_formula, by_xor = block_step("k4.3", arch=arch), block_step("k4.4", arch=arch)
+    assert len(by_formula) == len(by_xor)
+    for old, new in zip(by_formula, by_xor):
+        assert (old.warp, old.array, old.op) == (new.warp, new.array, new.op)
+        assert np.array_equal(old.access.addresses, new.access.addresses)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -298,3 +310,14 @@ def test_bigger_warp_tiles_read_fewer_shared_bytes_per_mma():
     assert bytes_per_mma("k3.1", "sm_90") == 192
     assert bytes_per_mma("k4.0", "sm_90") == 128 == bytes_per_mma("k4.0", "sm_89")
     assert configured("k4.0", "sm_90").tile_k == 64 and configured("k4.0", "sm_89").tile_k == 32
+
+
+def test_stall_samples_by_opcode_reads_ncus_source_page():
+    """Six rows of a real `ncu --page source --csv` export (Kernel 4.2 on the H100), summed by opcode."""
+    text = (Path(__file__).parent / "data" / "ncu_source_page.csv").read_text()
+    by_op = ncu.stall_samples_by_opcode(text)
+    assert set(by_op) == {"LDSM", "HMMA", "LDGSTS", "STG"}
+    assert by_op["STG"] == {"lg": 128 + 37, "not_selected": 2}
+    assert by_op["LDGSTS"] == {"dispatch": 133, "selected": 23, "wait": 17}   # "@P0" predicate skipped
+    assert by_op["HMMA"]["math"] == 184 + 366 and by_op["HMMA"]["short_sb"] == 128
+    assert by_op["LDSM"] == {"barrier": 37, "not_selected": 1}

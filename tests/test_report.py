@@ -46,3 +46,14 @@ def test_ceiling_column_only_when_a_ceiling_is_given():
     rows = table_rows(results, "cuBLAS", 100.0, 274.9)
     assert rows[0]["pct_ceiling"] == pytest.approx(100 * rows[0]["tflops"] / 274.9)
     assert f"{rows[1]['pct_ceiling']:.1f}%" in lines[3]
+
+
+def test_format_stall_samples_orders_opcodes_and_reasons_by_share():
+    from tcgemm.report import format_stall_samples
+    text = format_stall_samples({"STG": {"lg": 30, "wait": 10}, "HMMA": {"math": 40, "wait": 15, "selected": 5},
+                                 "LDSM": {"barrier": 0}}, top=2)
+    lines = text.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("HMMA") and "60.0% of samples" in lines[0] and "(math 40.0%, wait 15.0%, selected 5.0%)" in lines[0]
+    assert lines[1].startswith("STG") and "40.0% of samples" in lines[1] and "(lg 30.0%, wait 10.0%)" in lines[1]
+    assert format_stall_samples({}) == "no samples"

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..catalog import GEMM_KERNELS, OPERAND_ORDERS
 from ..check import Check, compare
-from ..report import BenchResult, summarize
+from ..report import BenchResult, Timing, summarize
 from . import cublas
 from .device import device_info, require_gpu
 from .gemm import for_this_gpu, kernel_spec, launch
@@ -176,3 +176,22 @@ def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: in
                     f"{row['cublas_tflops']:6.1f} TFLOP/s ({100 * row['kernel_tflops'] / row['cublas_tflops']:5.1f}%)"
                     f"  {'PASS' if row['passed'] else 'FAIL'}")
     return rows
+
+
+def time_spec(spec, M: int, N: int, K: int, reps: int = 30) -> Timing:
+    """Time one kernel configuration on random inputs without checking its result: for variants
+    whose measurement switches make the result wrong on purpose (tcgemm.catalog `switches`)."""
+    A, B = random_operands(M, N, K)
+    C = require_gpu().full((M, N), np.nan, dtype=spec.out_dtype)
+    return time_launches(lambda: launch(spec, A, B, C), warmup=5, reps=reps)
+
+
+def k_scaling(spec, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384), reps: int = 20):
+    """Times of `spec` at several K (fixed M, N) and the line through them (tcgemm.scaling)."""
+    from ..scaling import fit_k_scaling
+
+    times = [float("inf")] * len(Ks)
+    for _ in range(2):      # two passes over K, keeping each K's faster median: one slow pass (clocks
+        for i, K in enumerate(Ks):     # still rising, say) would otherwise bend the line
+            times[i] = min(times[i], time_spec(spec, M, N, K, reps).median)
+    return times, fit_k_scaling(M, N, Ks, times)

@@ -167,3 +167,47 @@ def predicted_vs_measured(key: str, M: int = 4096, N: int = 4096, K: int = 4096,
     measured = profile(key, M, N, K, metrics={name: METRICS[name] for name in PREDICTED_BY})
     return [Comparison(name, METRICS[name], sum(getattr(counts[op], quantity) for op in ops), measured[name])
             for name, (ops, quantity) in PREDICTED_BY.items()]
+
+
+def stall_samples_by_opcode(source_csv: str) -> dict[str, dict[str, int]]:
+    """Warp-state samples summed per SASS opcode (the text before the first dot, predicates
+    dropped) from ``ncu -i REPORT --page source --csv --print-source sass``: {opcode: {reason: n}},
+    reasons as ncu names them without "stall_" (lg, math, wait, barrier, ...)."""
+    text = source_csv[source_csv.index('"Address"'):]
+    out: dict[str, dict[str, int]] = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        words = (row.get("Source") or "").split()
+        if not words:
+            continue
+        opcode = (words[1] if words[0].startswith("@") and len(words) > 1 else words[0]).split(".")[0]
+        counts = out.setdefault(opcode, {})
+        for column, value in row.items():
+            if column and column.startswith("stall_") and "Not Issued" not in column and value:
+                n = int(float(value.replace(",", "")))
+                if n:
+                    reason = column[len("stall_"):]
+                    counts[reason] = counts.get(reason, 0) + n
+    return out
+
+
+def stall_samples(key: str, M: int = 4096, N: int = 4096, K: int = 4096) -> dict[str, dict[str, int]]:
+    """Where the warps of one launch of `key` wait, by SASS opcode (ncu's SourceCounters sampling)."""
+    import tempfile
+
+    ncu = find_ncu()
+    if ncu is None:
+        raise NcuUnavailable("Nsight Compute (ncu) is not installed on this machine")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "samples"
+        cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--section", "SourceCounters",
+               "--import-source", "no", "-f", "-o", str(report),
+               sys.executable, "-m", "tcgemm.gpu.ncu_target", key, str(M), str(N), str(K)]
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        if _failed(done):
+            raise NcuUnavailable(f"ncu did not profile {key} (exit {done.returncode}):\n{(done.stdout + done.stderr)[-1500:]}")
+        page = subprocess.run([ncu, "-i", f"{report}.ncu-rep", "--page", "source", "--csv", "--print-source", "sass"],
+                              capture_output=True, text=True, timeout=600)
+    if '"Address"' not in page.stdout:
+        raise NcuUnavailable(f"ncu printed no source page:\n{(page.stdout + page.stderr)[-1500:]}")
+    return stall_samples_by_opcode(page.stdout)

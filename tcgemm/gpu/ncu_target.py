@@ -2,12 +2,16 @@
 import sys
 
 from .bench import random_operands, runner
+from .gemm import for_this_gpu, kernel_spec
 
 
 def main(key: str, M: int, N: int, K: int) -> None:
+    """`key` may name switches to turn on, e.g. "k4.3+STAGE_C"."""
     import cupy
 
-    r = runner(key)
+    key, *switches = key.split("+")
+    spec = for_this_gpu(kernel_spec(key)).with_switches(*switches) if switches else None
+    r = runner(key, spec)
     A, B = random_operands(M, N, K, dtype=r.in_dtype)
     C = r.new_output(M, N)
     r.run(A, B, C)                      # compile and warm up outside the profiled range

@@ -33,7 +33,7 @@ def test_kernel_matches_reference(key):
 # Every configuration a launcher may pick on some target, and Kernel 3.0's stage sweep, all run here
 # where they fit: the choice for sm_86/89 (BK=32) is checked on this GPU too.
 CONFIGS = [("k3.0", 32, n) for n in (2, 3, 4, 5, 6)] + [("k3.1", 32, 2)] + \
-          [(k, tk, st) for k in ("k4.0", "k4.1", "k4.2", "k4.3") for tk, st in GEMM_KERNELS[k].configs + ((32, 2), (64, 2))]
+          [(k, tk, st) for k in ("k4.0", "k4.1", "k4.2", "k4.3", "k4.4", "k4.5") for tk, st in GEMM_KERNELS[k].configs + ((32, 2), (64, 2))]
 
 
 @pytest.mark.parametrize("key, tile_k, stages", CONFIGS)
@@ -48,6 +48,24 @@ def test_every_configuration_matches_reference(key, tile_k, stages):
     for M, N, K in [(tm, tn, tk), (2 * tm, tn, 3 * tk), (tm, 2 * tn, 17 * tk), (3 * tm, 2 * tn, 4096 - tk)]:
         check = check_runner(runner(key, spec), M, N, K)
         assert check.passed, f"{key} ({spec.variant}) at {M}x{N}x{K}: {check}"
+
+
+@pytest.mark.parametrize("tile_k, stages", [(64, 4), (32, 4), (64, 2)])
+def test_staged_c_epilogue_matches_reference(tile_k, stages):
+    """Kernel 4.3 with STAGE_C: C goes through shared memory in two halves; every config it may run in."""
+    from tcgemm.gpu.bench import check_runner, runner
+    spec = GEMM_KERNELS["k4.3"].with_config(tile_k, stages).with_switches("STAGE_C")
+    for M, N, K in [(128, 256, tile_k), (256, 512, 5 * tile_k)]:
+        check = check_runner(runner("k4.3", spec), M, N, K)
+        assert check.passed, f"k4.3 ({spec.variant}) at {M}x{N}x{K}: {check}"
+
+
+def test_skip_copies_really_skips_them():
+    """The SKIP_COPIES measurement switch must change the result (else it measures nothing)."""
+    from tcgemm.gpu.bench import check_runner, runner
+    spec = configured("k4.4").with_switches("SKIP_COPIES")
+    assert not check_runner(runner("k4.4", spec), 256, 512, 16 * spec.tile_k).passed
+    assert check_runner(runner("k4.4"), 256, 512, 16 * spec.tile_k).passed
 
 
 ODD_SHAPES = [(1, 1, 8), (1, 300, 64), (300, 1, 64), (129, 257, 72), (1000, 999, 1000), (8, 8192, 520),
@@ -72,7 +90,7 @@ def test_any_shape_kernel_writes_exactly_c():
     A, B = random_operands(M, N, K)
     pool = cupy.full(M * N + 4096, np.nan, dtype=np.float32)
     C = pool[:M * N].reshape(M, N)
-    launch(configured("k4.3"), A, B, C)
+    launch(configured("k4.5"), A, B, C)
     assert bool(cupy.isnan(pool[M * N:]).all())
     assert float(cupy.abs(C - reference(A, B)).max()) < 1e-2
 

@@ -28,7 +28,8 @@ def shape(key):
 
 
 CASES = [(k, "memcheck", shape(k)) for k in GEMM_KERNELS] + [(k, "racecheck", shape(k)) for k in GEMM_KERNELS] + \
-        [(k, tool, (129, 257, 75)) for k, s in GEMM_KERNELS.items() if s.any_shape for tool in ("memcheck", "racecheck")]
+        [(k, tool, (129, 257, 75)) for k, s in GEMM_KERNELS.items() if s.any_shape for tool in ("memcheck", "racecheck")] + \
+        [("k4.3+STAGE_C", tool, shape("k4.3")) for tool in ("memcheck", "racecheck")]
 
 
 @pytest.mark.parametrize("key, tool, mnk", CASES)

@@ -1,0 +1,194 @@
+// Kernel 4.5: Kernel 4.4 for any M and N, and any K that is a multiple of 8 (16-byte rows; the
+// launcher pads other K with zeros). Copies of rows past M or N, or of chunks past K, read nothing
+// and fill their 16 bytes with zeros, which add nothing to the sums; stores past M or N are skipped.
+// Blocks whose tile lies inside C, and K tiles inside K, take the unpredicated path of Kernel 4.4:
+// the test is the same for the whole block, so the warps never diverge on it.
+// Block: 256 threads = 8 warps as 2 (M) x 4 (N).
+#include "ptx.cuh"
+
+#ifndef N_STAGES
+#define N_STAGES 4
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+static_assert(N_STAGES >= 2, "a ring buffer needs at least two stages");
+static_assert(BK == 32 || BK == 64, "a tile row is half or all of a 128-byte shared line");
+
+constexpr int BM = 128;         // block tile
+constexpr int BN = 256;
+constexpr int WARPS_N = 4;
+constexpr int MMA_M = 16;
+constexpr int MMA_N = 8;
+constexpr int MMA_K = 16;
+constexpr int TILES_M = 4;      // mma tiles per warp
+constexpr int TILES_N = 8;
+constexpr int WM = TILES_M * MMA_M;    // warp tile
+constexpr int WN = TILES_N * MMA_N;
+constexpr int THREADS = 256;
+
+constexpr int CHUNK = 8;                // fp16 per 16-byte chunk (one uint4, one ldmatrix row)
+constexpr int CHUNKS = BK / CHUNK;      // chunks along K per tile row: 4 or 8
+constexpr int LINE = 8;                 // chunks per 128-byte shared line = all 32 banks
+constexpr int ROWS_PER_LINE = LINE / CHUNKS;
+constexpr int K_STEPS = BK / MMA_K;
+constexpr int A_STAGE = BM * CHUNKS;    // uint4 slots per stage
+constexpr int B_STAGE = BN * CHUNKS;
+constexpr int ROWS_PER_LOAD = THREADS / CHUNKS;   // tile rows one sweep of the block copies
+constexpr int A_LOADS = BM / ROWS_PER_LOAD;       // copies per thread per tile
+constexpr int B_LOADS = BN / ROWS_PER_LOAD;
+static_assert(A_LOADS * ROWS_PER_LOAD == BM && B_LOADS * ROWS_PER_LOAD == BN, "whole sweeps");
+
+// Kernel 2.0's XOR permutation for either tile width: line = 128 bytes = ROWS_PER_LINE tile rows;
+// the 16-byte column is XOR-ed with line % CHUNKS, so 8 consecutive rows at one chunk (one
+// ldmatrix phase) land in 8 different bank groups. For BK = 64 this is column ^ (row % 8).
+__device__ __forceinline__ int permuted_chunk(int row, int chunk) {
+    const int line = row / ROWS_PER_LINE;
+    const int column = (row % ROWS_PER_LINE) * CHUNKS + chunk;
+    return line * LINE + (column ^ (line % CHUNKS));
+}
+// Moving ROWS_PER_LOAD rows down moves a whole number of XOR periods, so it is a plain offset.
+static_assert((ROWS_PER_LOAD / ROWS_PER_LINE) % CHUNKS == 0 && (MMA_M / ROWS_PER_LINE) % CHUNKS == 0,
+              "row offsets of copies and fragments keep the XOR pattern");
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+any_shape(const __half *A, const __half *B, float *C, int M, int N, int K) {
+    extern __shared__ uint4 smem[];     // N_STAGES stages of A, then N_STAGES stages of B
+    uint4 *As = smem;
+    uint4 *Bs = smem + N_STAGES * A_STAGE;
+
+    const int tid = threadIdx.x;
+    const int warp = tid / 32;
+    const int lane = tid % 32;
+    const int group = lane >> 2;
+    const int tig = lane % 4;
+
+    // Launch index -> tile: groups of GROUP_M tile rows (fewer in the last group), column-major inside.
+    const int grid_m = gridDim.y, grid_n = gridDim.x;
+    const int launched = blockIdx.y * grid_n + blockIdx.x;
+    const int first_row = launched / (GROUP_M * grid_n) * GROUP_M;
+    const int group_rows = min(GROUP_M, grid_m - first_row);
+    const int in_group = launched % (GROUP_M * grid_n);
+    const int block_m = (first_row + in_group % group_rows) * BM;
+    const int block_n = (in_group / group_rows) * BN;
+    const int warp_m = (warp / WARPS_N) * WM;
+    const int warp_n = (warp % WARPS_N) * WN;
+
+    const int ld_row = tid / CHUNKS;
+    const int ld_chunk = tid % CHUNKS;
+    const __half *a_src = &A[(block_m + ld_row) * K + ld_chunk * CHUNK];
+    const __half *b_src = &B[(block_n + ld_row) * K + ld_chunk * CHUNK];
+    const int a_rows_left = M - block_m - ld_row;    // copy i is in bounds if i * ROWS_PER_LOAD < this
+    const int b_rows_left = N - block_n - ld_row;
+    const bool inside = block_m + BM <= M && block_n + BN <= N;
+    const int st_slot = permuted_chunk(ld_row, ld_chunk);
+    const unsigned a_dst = smem_u32(&As[st_slot]);
+    const unsigned b_dst = smem_u32(&Bs[st_slot]);
+    constexpr unsigned SWEEP_BYTES = ROWS_PER_LOAD * CHUNKS * sizeof(uint4);
+
+    // ldmatrix rows. A (x4, 16 x 16): as before. B (x4, two 8 x 16 n-tiles): lanes 0-7 and 8-15
+    // give the first n-tile at the two chunks, lanes 16-23 and 24-31 the second one.
+    const int a_row = lane % 16;
+    const int a_chunk = lane / 16;
+    const int b_row = lane % 8 + 8 * (lane / 16);
+    const int b_chunk = (lane / 8) % 2;
+
+    const int k_tiles = (K + BK - 1) / BK;
+    auto load_tile = [&](int t) {
+        if (t < k_tiles) {
+            const int stage = t % N_STAGES;
+            if (inside && (t + 1) * BK <= K) {
+                for (int i = 0; i < A_LOADS; ++i)
+                    cp_async_16(a_dst + (stage * A_STAGE) * sizeof(uint4) + i * SWEEP_BYTES,
+                                a_src + i * ROWS_PER_LOAD * K + t * BK);
+                for (int i = 0; i < B_LOADS; ++i)
+                    cp_async_16(b_dst + (stage * B_STAGE) * sizeof(uint4) + i * SWEEP_BYTES,
+                                b_src + i * ROWS_PER_LOAD * K + t * BK);
+            } else {
+                const bool k_in = t * BK + ld_chunk * CHUNK < K;   // K % 8 == 0: whole chunks in or out
+                for (int i = 0; i < A_LOADS; ++i) {
+                    const bool in = k_in && i * ROWS_PER_LOAD < a_rows_left;
+                    cp_async_16_or_zero(a_dst + (stage * A_STAGE) * sizeof(uint4) + i * SWEEP_BYTES,
+                                        in ? a_src + i * ROWS_PER_LOAD * K + t * BK : A, in);
+                }
+                for (int i = 0; i < B_LOADS; ++i) {
+                    const bool in = k_in && i * ROWS_PER_LOAD < b_rows_left;
+                    cp_async_16_or_zero(b_dst + (stage * B_STAGE) * sizeof(uint4) + i * SWEEP_BYTES,
+                                        in ? b_src + i * ROWS_PER_LOAD * K + t * BK : B, in);
+                }
+            }
+        }
+        cp_async_commit();
+    };
+
+    float acc[TILES_M][TILES_N][4] = {};
+
+    unsigned a[2][TILES_M][4], b[2][TILES_N][2];     // [slice parity][tile][register]
+    // Byte offsets in a stage of this lane's ldmatrix row for tile 0, slice 0. Slice ks adds 2 ks to
+    // the chunk (MMA_K = 2 chunks), i.e. XORs ks << 5 into the byte offset: the permutation only
+    // flips chunk bits by row bits, and tile row offsets are whole XOR periods (asserted above).
+    static_assert(MMA_K == 2 * CHUNK, "a slice is two chunks");
+    const unsigned a_off = permuted_chunk(warp_m + a_row, a_chunk) * sizeof(uint4);
+    const unsigned b_off = permuted_chunk(warp_n + b_row, b_chunk) * sizeof(uint4);
+    constexpr unsigned A_TILE_BYTES = MMA_M * CHUNKS * sizeof(uint4);        // 16 rows down
+    constexpr unsigned B_PAIR_BYTES = 2 * MMA_N * CHUNKS * sizeof(uint4);    // 16 rows down
+    const unsigned as0 = smem_u32(As), bs0 = smem_u32(Bs);
+    auto load_fragments = [&](unsigned (&fa)[TILES_M][4], unsigned (&fb)[TILES_N][2], int kt, int ks) {
+        const int stage = kt % N_STAGES;
+        const unsigned pa = as0 + stage * A_STAGE * sizeof(uint4) + (a_off ^ (ks << 5));
+        const unsigned pb = bs0 + stage * B_STAGE * sizeof(uint4) + (b_off ^ (ks << 5));
+        for (int tm = 0; tm < TILES_M; ++tm)
+            ldmatrix_x4(fa[tm], pa + tm * A_TILE_BYTES);
+        for (int tn = 0; tn < TILES_N; tn += 2)
+            ldmatrix_x4_pair(fb[tn], fb[tn + 1], pb + tn / 2 * B_PAIR_BYTES);
+    };
+
+    for (int t = 0; t < N_STAGES - 1; ++t) load_tile(t);
+    cp_async_wait<N_STAGES - 2>();
+    __syncthreads();
+    load_fragments(a[0], b[0], 0, 0);
+
+    for (int kt = 0; kt < k_tiles; ++kt) {
+#pragma unroll
+        for (int ks = 0; ks < K_STEPS; ++ks) {
+            // Copies into stage (kt - 1) % N_STAGES, free since the barrier at the end of tile kt - 1.
+            if (ks == 0) load_tile(kt + N_STAGES - 1);
+            const int cur = ks % 2, next = (ks + 1) % 2;
+            if (ks + 1 < K_STEPS) {
+                load_fragments(a[next], b[next], kt, ks + 1);
+            } else if (kt + 1 < k_tiles) {
+                // Tile kt + 1 must have landed, for every thread, before its first slice is read;
+                // after this barrier no warp reads stage kt % N_STAGES' older slices any more.
+                cp_async_wait<N_STAGES - 2>();
+                __syncthreads();
+                load_fragments(a[next], b[next], kt + 1, 0);
+            }
+            for (int tm = 0; tm < TILES_M; ++tm)
+                for (int tn = 0; tn < TILES_N; ++tn)
+                    mma_m16n8k16_f32(acc[tm][tn], a[cur][tm], b[cur][tn], acc[tm][tn]);
+        }
+    }
+    cp_async_wait<0>();
+
+    // Pairs of columns as float2 where C's rows keep 8-byte alignment; otherwise, and at the edges, floats.
+    const bool pairs = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
+#pragma unroll
+    for (int tm = 0; tm < TILES_M; ++tm)
+#pragma unroll
+        for (int tn = 0; tn < TILES_N; ++tn)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {       // rows group and group + 8
+                const int row = block_m + warp_m + tm * MMA_M + group + 8 * h;
+                const int col = block_n + warp_n + tn * MMA_N + 2 * tig;
+                const float v0 = acc[tm][tn][2 * h], v1 = acc[tm][tn][2 * h + 1];
+                if (row < M && (inside || col + 1 < N) && pairs) {
+                    *reinterpret_cast<float2 *>(&C[row * N + col]) = make_float2(v0, v1);
+                } else if (row < M) {
+                    if (col < N) C[row * N + col] = v0;
+                    if (col + 1 < N) C[row * N + col + 1] = v1;
+                }
+            }
+}
