@@ -18,7 +18,7 @@ test: $(VENV)/.stamp-requirements-test.txt
 	$(VENV_PYTHON) -m pytest
 
 record:
-	$(PY) -m tcgemm.record book/*.ipynb
+	$(PY) -m tcgemm.publish.record book/*.ipynb
 
 clean:
 	rm -rf _build .pytest_cache

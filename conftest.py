@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tcgemm.notebook import GPU_TAG
+from tcgemm.publish.notebook import GPU_TAG
 
 ROOT = Path(__file__).resolve().parent
 SANITIZE_FILE = ROOT / "tests" / "nbval_sanitize.cfg"

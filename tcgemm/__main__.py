@@ -5,14 +5,14 @@ import argparse
 import json
 import sys
 
-from .catalog import GEMM_KERNELS, all_sources
-from .errors import TcgemmError
+from tcgemm.catalog import GEMM_KERNELS, all_sources
+from tcgemm.errors import TcgemmError
 
 
 def cmd_info(args) -> int:
-    from .gpu.compile import load_module
-    from .gpu.device import device_info
-    from .hw import lower_bound_seconds, peak_for
+    from tcgemm.gpu.compile import load_module
+    from tcgemm.gpu.device import device_info
+    from tcgemm.hw import lower_bound_seconds, peak_for
 
     info = device_info()
     print(f"GPU            {info.name} ({info.arch}), {info.sm_count} SMs, boost clock {info.sm_clock_mhz:.0f} MHz")
@@ -34,13 +34,13 @@ def cmd_info(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .catalog import keys_for
-    from .gpu import ffma_ceiling
-    from .gpu.bench import CUBLAS, CUBLAS_SGEMM, bench
-    from .gpu.ceiling import measure
-    from .gpu.device import device_info
-    from .hw import peak_for
-    from .report import format_table, table_rows
+    from tcgemm.catalog import keys_for
+    from tcgemm.gpu import ffma_ceiling
+    from tcgemm.gpu.bench import CUBLAS, CUBLAS_SGEMM, bench
+    from tcgemm.gpu.ceiling import measure
+    from tcgemm.gpu.device import device_info
+    from tcgemm.hw import peak_for
+    from tcgemm.report import format_table, table_rows
 
     M, N, K = args.mnk if args.mnk else (args.size,) * 3
     info = device_info()

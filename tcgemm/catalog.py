@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .errors import OperandError
+from tcgemm.errors import OperandError
 
 
 # Memory order ("C" row-major, "F" column-major) of A and of B, by input dtype.
@@ -27,9 +27,8 @@ OPERAND_ORDERS = {"float16": ("C", "F"), "float32": ("F", "C")}
 
 @dataclass(frozen=True)
 class GemmKernel:
-    key: str                 # short name used by the CLI and the bench table
-    title: str               # the name the book uses
-    source: str              # file in kernels/
+    key: str                 # the kernel's one name: CLI, bench table, file kernels/<key>_<entry>.cu
+    title: str               # the name the book uses ("Kernel 4.0: ..."), starting with the key's label
     entry: str               # extern "C" function name
     block: tuple[int, int, int]
     tile_m: int              # M must be a multiple of this (one block computes tile_m x tile_n)
@@ -44,6 +43,11 @@ class GemmKernel:
     in_dtype: str = "float16"    # A and B; their memory orders follow from it (OPERAND_ORDERS)
     switches: tuple[tuple[str, str], ...] = ()   # (macro, what setting it to 1 does)
     on: tuple[str, ...] = ()     # the switches set to 1 in this variant
+
+    @property
+    def source(self) -> str:
+        """The file in kernels/: the key, then the entry point, so a new step renames no file."""
+        return f"{self.key}_{self.entry}.cu"
 
     @property
     def a_order(self) -> str:
@@ -111,9 +115,13 @@ class GemmKernel:
 
 @dataclass(frozen=True)
 class ProbeKernel:
-    source: str
+    key: str                 # its one name: the file is kernels/probe_<key>.cu
     entries: tuple[str, ...]
     sass: tuple[str, ...]
+
+    @property
+    def source(self) -> str:
+        return f"probe_{self.key}.cu"
 
 
 # (tile_k, stages) of the 128 x 256 kernels, fastest first on the H100: 192 KB fits sm_90 only,
@@ -124,69 +132,69 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
     k.key: k
     for k in (
         GemmKernel(
-            key="k1.0", title="Kernel 1.0: naive mma", source="01_naive_mma.cu",
+            key="k1.0", title="Kernel 1.0: naive mma",
             entry="naive_mma", block=(16, 16, 1), tile_m=32, tile_n=32, tile_k=16,
             sass=("HMMA.16816.F32",),
         ),
         GemmKernel(
-            key="k1.1", title="Kernel 1.1: naive mma + 2x2 warp tiling", source="02_warp_tile_2x2.cu",
+            key="k1.1", title="Kernel 1.1: naive mma + 2x2 warp tiling",
             entry="warp_tile_2x2", block=(16, 16, 1), tile_m=64, tile_n=64, tile_k=16,
             sass=("HMMA.16816.F32",),
         ),
         GemmKernel(
             key="hgemm", title="HGEMM: ldmatrix + mma, fp16 accumulate and output",
-            source="03_ldmatrix_hgemm_f16.cu", entry="ldmatrix_hgemm_f16", block=(32, 1, 1),
+            entry="ldmatrix_hgemm_f16", block=(32, 1, 1),
             tile_m=16, tile_n=8, tile_k=16, out_dtype="float16",
             sass=("HMMA.16816.F16", "LDSM.16.M88.4", "LDSM.16.M88.2"),
         ),
         GemmKernel(
-            key="k2.0", title="Kernel 2.0: permuted shared memory", source="04_permuted_smem.cu",
+            key="k2.0", title="Kernel 2.0: permuted shared memory",
             entry="permuted_smem", block=(16, 16, 1), tile_m=64, tile_n=64, tile_k=32,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDG.E.128", "STS.128"),
         ),
         GemmKernel(
             key="k2.1", title="Kernel 2.1: permuted shared memory, fragments loaded once",
-            source="05_permuted_smem_a_once.cu", entry="permuted_smem_a_once", block=(16, 16, 1),
+            entry="permuted_smem_a_once", block=(16, 16, 1),
             tile_m=64, tile_n=64, tile_k=32,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDG.E.128", "STS.128"),
         ),
         GemmKernel(
-            key="k3.0", title="Kernel 3.0: N-stage cp.async pipeline", source="06_cp_async_pipeline.cu",
+            key="k3.0", title="Kernel 3.0: N-stage cp.async pipeline",
             entry="cp_async_pipeline", block=(16, 16, 1), tile_m=64, tile_n=64, tile_k=32, stages=3,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "LDGDEPBAR", "DEPBAR.LE"),
         ),
         GemmKernel(
-            key="k3.1", title="Kernel 3.1: N-stage pipeline + 4x tiling", source="07_pipeline_4x_tiles.cu",
+            key="k3.1", title="Kernel 3.1: N-stage pipeline + 4x tiling",
             entry="pipeline_4x_tiles", block=(16, 16, 1), tile_m=128, tile_n=128, tile_k=32, stages=3,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
         ),
         GemmKernel(
-            key="k4.0", title="Kernel 4.0: 64 x 64 warp tiles, 128 x 256 blocks", source="08_large_warp_tiles.cu",
+            key="k4.0", title="Kernel 4.0: 64 x 64 warp tiles, 128 x 256 blocks",
             entry="large_warp_tiles", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
         ),
         GemmKernel(
             key="k4.1", title="Kernel 4.1: fragments double-buffered in registers",
-            source="09_fragment_double_buffer.cu", entry="fragment_double_buffer", block=(256, 1, 1),
+            entry="fragment_double_buffer", block=(256, 1, 1),
             tile_m=128, tile_n=256, tile_k=32, stages=4, dynamic_smem=True, configs=BIG_TILE_CONFIGS,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
         ),
         GemmKernel(
-            key="k4.2", title="Kernel 4.2: L2-friendly block order", source="10_l2_block_order.cu",
+            key="k4.2", title="Kernel 4.2: L2-friendly block order",
             entry="l2_block_order", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
         ),
         GemmKernel(
-            key="k4.3", title="Kernel 4.3: 8-byte stores of C", source="11_vector_stores.cu",
+            key="k4.3", title="Kernel 4.3: 8-byte stores of C",
             entry="vector_stores", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
             switches=(("STAGE_C", "C through shared memory, stored as whole rows with 16-byte stores"),),
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
-            key="k4.4", title="Kernel 4.4: ldmatrix addresses by XOR", source="12_slice_xor.cu",
+            key="k4.4", title="Kernel 4.4: ldmatrix addresses by XOR",
             entry="slice_xor", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
             switches=(("SKIP_COPIES", "no copies in the main loop (wrong result: a measurement only)"),
@@ -194,23 +202,23 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
-            key="k4.5", title="Kernel 4.5: any shape", source="13_any_shape.cu",
+            key="k4.5", title="Kernel 4.5: any shape",
             entry="any_shape", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS, any_shape=True,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
-            key="s1", title="Kernel S1: Maxas SGEMM, 64 threads, 64 x 64 tile", source="14_sgemm_64.cu",
+            key="s1", title="Kernel S1: Maxas SGEMM, 64 threads, 64 x 64 tile",
             entry="sgemm_64", block=(64, 1, 1), tile_m=64, tile_n=64, tile_k=8, in_dtype="float32",
             sass=("FFMA", "LDS.128", "LDG.E.128", "STS.128", "STG.E.128"),
         ),
         GemmKernel(
-            key="s2", title="Kernel S2: Maxas SGEMM, 256 threads, 128 x 128 tile", source="15_sgemm_128.cu",
+            key="s2", title="Kernel S2: Maxas SGEMM, 256 threads, 128 x 128 tile",
             entry="sgemm_128", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=8, in_dtype="float32",
             sass=("FFMA", "LDS.128", "LDG.E.128", "STS.128", "STG.E.128"),
         ),
         GemmKernel(
-            key="s3", title="Kernel S3: S2 with cp.async copies", source="16_sgemm_cp_async.cu",
+            key="s3", title="Kernel S3: S2 with cp.async copies",
             entry="sgemm_cp_async", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=8, in_dtype="float32",
             sass=("FFMA", "LDS.128", "LDGSTS.E.BYPASS.128", "STS.128", "STG.E.128"),
         ),
@@ -224,23 +232,23 @@ def keys_for(in_dtype: str) -> list[str]:
 
 PROBES: dict[str, ProbeKernel] = {
     "mma": ProbeKernel(
-        source="probe_mma.cu",
+        key="mma",
         entries=("probe_mma_m16n8k16_f32", "probe_mma_m16n8k16_f16",
                  "probe_mma_m16n8k8_f32", "probe_mma_m16n8k32_s32"),
         sass=("HMMA.16816.F32", "HMMA.16816.F16", "HMMA.1688.F32", "IMMA.16832.S8.S8"),
     ),
-    "ceiling": ProbeKernel(
-        source="probe_mma_ceiling.cu",
+    "mma_ceiling": ProbeKernel(
+        key="mma_ceiling",
         entries=("mma_ceiling",),
         sass=("HMMA.16816.F32",),
     ),
     "ffma_ceiling": ProbeKernel(
-        source="probe_ffma_ceiling.cu",
+        key="ffma_ceiling",
         entries=("ffma_ceiling",),
         sass=("FFMA",),
     ),
     "ldmatrix": ProbeKernel(
-        source="probe_ldmatrix.cu",
+        key="ldmatrix",
         entries=("probe_ldmatrix_x1", "probe_ldmatrix_x2", "probe_ldmatrix_x4",
                  "probe_ldmatrix_x1_trans", "probe_ldmatrix_x2_trans", "probe_ldmatrix_x4_trans"),
         sass=("LDSM.16.M88 ", "LDSM.16.M88.2", "LDSM.16.M88.4",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layouts import mma_layout
+from tcgemm.fragments.layouts import mma_layout
 
 CHAINS = 8                  # must match CHAINS in kernels/probe_mma_ceiling.cu
 MMA_FLOP = 2 * 16 * 8 * 16  # one m16n8k16

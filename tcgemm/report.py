@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .hw import tflops
+from tcgemm.hw import tflops
 
 
 @dataclass(frozen=True)

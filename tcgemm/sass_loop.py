@@ -68,5 +68,5 @@ def reuse_flags(body: list[Instruction]) -> int:
 
 
 def text(body: list[Instruction]) -> str:
-    """The body as cuobjdump-like lines (what tcgemm.regbank.parse_ffma reads)."""
+    """The body as cuobjdump-like lines (what tcgemm.sgemm.regbank.parse_ffma reads)."""
     return "\n".join(f"        /*{i.address:04x}*/ {i.text} ;" for i in body)

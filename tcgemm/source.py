@@ -4,8 +4,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from . import KERNEL_DIR
-from .catalog import GEMM_KERNELS
+from tcgemm import KERNEL_DIR
+from tcgemm.catalog import GEMM_KERNELS
 
 HEADER = "ptx.cuh"
 

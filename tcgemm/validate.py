@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .catalog import GemmKernel
-from .errors import OperandError
+from tcgemm.catalog import GemmKernel
+from tcgemm.errors import OperandError
 
 INT32_MAX = 2**31 - 1
 

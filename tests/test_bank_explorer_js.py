@@ -1,7 +1,7 @@
-"""The explorer's JavaScript bank model (tcgemm/widgets/banks.js) agrees with tcgemm.banks.
+"""The explorer's JavaScript bank model (tcgemm/widgets/banks.js) agrees with tcgemm.smem.banks.
 
 Node runs the JavaScript on a few thousand settings; Python builds the same cases with
-tcgemm.bank_cases; every count, every lane's address and banks, and every refusal must match.
+tcgemm.smem.bank_cases; every count, every lane's address and banks, and every refusal must match.
 """
 import itertools
 import json
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tcgemm import bank_cases
+from tcgemm.smem import bank_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER = ROOT / "tests" / "js" / "bank_cases.mjs"
@@ -66,7 +66,7 @@ def node() -> str:
     if not found:
         if os.environ.get("TCGEMM_REQUIRE_NODE") == "1":
             pytest.fail("node is required (TCGEMM_REQUIRE_NODE=1) but not on PATH")
-        pytest.skip("node is not installed: the JavaScript twin of tcgemm.banks cannot be checked")
+        pytest.skip("node is not installed: the JavaScript twin of tcgemm.smem.banks cannot be checked")
     return found
 
 

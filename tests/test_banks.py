@@ -1,13 +1,13 @@
-"""Checks of tcgemm.banks against counts worked out by hand and against the seed's Kernel 2.0.
+"""Checks of tcgemm.smem.banks against counts worked out by hand and against the seed's Kernel 2.0.
 
 Kernel 2.0 addresses are rebuilt here from the kernel's own index formulas (uint4 arrays with
-8 uint4 = 128 bytes per shared row), not from tcgemm.banks' layouts; the layouts are then checked
+8 uint4 = 128 bytes per shared row), not from tcgemm.smem.banks' layouts; the layouts are then checked
 to produce exactly those addresses.
 """
 import numpy as np
 import pytest
 
-from tcgemm.banks import (
+from tcgemm.smem.banks import (
     Access,
     analyze,
     bank_of,

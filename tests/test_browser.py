@@ -1,7 +1,7 @@
 """The built book in a real browser, offline: every page of the TOC (and index.html) opens in headless
 Chromium with no JavaScript error, no failed request and no request to the internet (the CDN files
 the pages load are served from tests/browser/node_modules, pinned there); the bank-conflict explorer
-of book/bank_conflicts shows the counts tcgemm.banks computes.
+of book/bank_conflicts shows the counts tcgemm.smem.banks computes.
 
 Needs Debian's chromium, Node.js and `npm ci --prefix tests/browser`; skipped without them unless
 TCGEMM_REQUIRE_BROWSER=1 (CI sets it). Slow: it shares the session's book build (tests/conftest.py).
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tcgemm.layouts import ldmatrix_address_lane, ldmatrix_layout
-from tcgemm.banks import analyze, ldmatrix_tile, row_major, xor_permuted
+from tcgemm.fragments.layouts import ldmatrix_address_lane, ldmatrix_layout
+from tcgemm.smem.banks import analyze, ldmatrix_tile, row_major, xor_permuted
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER_DIR = ROOT / "tests" / "browser"
@@ -24,7 +24,7 @@ NODE_MAJOR = 20  # what playwright-core 1.64 asks for (its "engines")
 
 EXPLORER_PAGE = "book/bank_conflicts.html"
 # The explorer's presets: its access menu's default, and for each choice of its layout menu the
-# tcgemm.banks analysis of what it shows. Keep in step with the widget (tcgemm/widgets).
+# tcgemm.smem.banks analysis of what it shows. Keep in step with the widget (tcgemm/widgets).
 EXPLORER_ACCESS = "ldmatrix-x4-A"
 EXPLORER_LAYOUTS = {
     "row-major": lambda: analyze(ldmatrix_tile(row_major(32, 2), num=4)),

@@ -8,17 +8,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from tcgemm.draw import (  # noqa: E402
-    MUTED_FACE,
-    contrast_ratio,
-    fragment_grid,
-    lane_color,
-    lane_legend,
-    ldmatrix_figure,
-    mma_product_figure,
-    relative_luminance,
-)
-from tcgemm.layouts import (  # noqa: E402
+from tcgemm.fragments.draw import fragment_grid, lane_legend, ldmatrix_figure, mma_product_figure  # noqa: E402
+from tcgemm.style import MUTED_FACE, contrast_ratio, lane_color, relative_luminance  # noqa: E402
+from tcgemm.fragments.layouts import (  # noqa: E402
     MMA_VARIANTS,
     ldmatrix_address_lane,
     ldmatrix_instruction,

@@ -1,9 +1,9 @@
-"""Bank-map pictures: the colours and labels are the bank groups tcgemm.banks computes."""
+"""Bank-map pictures: the colours and labels are the bank groups tcgemm.smem.banks computes."""
 import numpy as np
 import pytest
 from matplotlib.patches import Rectangle
 
-from tcgemm import banks, draw_banks
+from tcgemm.smem import banks, draw_banks
 
 
 def test_chunk_addresses_and_groups_of_a_row_major_tile():

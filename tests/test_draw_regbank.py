@@ -1,11 +1,11 @@
-"""Register-bank pictures: labels, colours and outlines are what tcgemm.regbank computes."""
+"""Register-bank pictures: labels, colours and outlines are what tcgemm.sgemm.regbank computes."""
 import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 
-from tcgemm import draw_regbank, regbank
-from tcgemm.draw import GROUP_HUES
-from tcgemm.regbank import MAXWELL, conflict_free_numbering, naive_numbering
+from tcgemm.sgemm import draw_regbank, regbank
+from tcgemm.style import GROUP_HUES
+from tcgemm.sgemm.regbank import MAXWELL, conflict_free_numbering, naive_numbering
 
 OFFSET = 1 + draw_regbank.GAP
 

@@ -1,12 +1,12 @@
-"""SGEMM pictures: labels, colours and outlines read back from the figures match tcgemm.sgemm_layout."""
+"""SGEMM pictures: labels, colours and outlines read back from the figures match tcgemm.sgemm.sgemm_layout."""
 import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
-from tcgemm import draw_sgemm
-from tcgemm import sgemm_layout as sg
-from tcgemm.draw import GROUP_HUES, MUTED_FACE
+from tcgemm.sgemm import draw_sgemm
+from tcgemm.sgemm import sgemm_layout as sg
+from tcgemm.style import GROUP_HUES, MUTED_FACE
 
 
 def axes(fig, label):

@@ -1,4 +1,4 @@
-"""tcgemm.kernel_smem against the kernels' own constants, hand counts, and the H100 counters the
+"""tcgemm.smem.kernel_smem against the kernels' own constants, hand counts, and the H100 counters the
 book recorded; tcgemm.gpu.ncu's metric table and retry logic with a fake ncu. No GPU needed."""
 import math
 from pathlib import Path
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from tcgemm import KERNEL_DIR
-from tcgemm.banks import analyze
+from tcgemm.smem.banks import analyze
 from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS, keys_for
 from tcgemm.errors import OperandError
 from tcgemm.gpu import ncu
-from tcgemm.kernel_smem import OPS, block_step, configured, predict
+from tcgemm.smem.kernel_smem import OPS, block_step, configured, predict
 
 KEYS = keys_for("float16")   # the Tensor Core kernels; the SGEMM ones are modelled in sgemm_layout
 ARCHS = [None, *TARGET_ARCHS]
@@ -49,7 +49,7 @@ def test_mirrored_geometry_is_the_kernels():
 
 
 def test_every_kernel_with_shared_memory_has_a_model():
-    from tcgemm import sgemm_layout
+    from tcgemm.sgemm import sgemm_layout
     for key, kernel in GEMM_KERNELS.items():
         if "__shared__" not in (KERNEL_DIR / kernel.source).read_text():
             continue

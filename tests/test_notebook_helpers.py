@@ -1,4 +1,4 @@
-"""tcgemm.notebook (reading the stamp) and tcgemm.record's stamp, on made-up files in tmp_path."""
+"""tcgemm.publish.notebook (reading the stamp) and tcgemm.publish.record's stamp, on made-up files in tmp_path."""
 import json
 from datetime import datetime, timezone
 from types import SimpleNamespace
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 
 from tcgemm.gpu.device import gpu_available
-from tcgemm.notebook import STAMP_KEYS, recorded_on, stamp_text
-from tcgemm.record import main, stamp_from
+from tcgemm.publish.notebook import STAMP_KEYS, recorded_on, stamp_text
+from tcgemm.publish.record import main, stamp_from
 
 STAMP = {
     "device": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "cuda_runtime": "13.0",
@@ -89,7 +89,7 @@ def test_record_stamps_then_executes(tmp_path):
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    source = "from tcgemm.notebook import recorded_on\nprint(recorded_on('ok.ipynb')['device'])"
+    source = "from tcgemm.publish.notebook import recorded_on\nprint(recorded_on('ok.ipynb')['device'])"
     nb = new_notebook(cells=[new_code_cell(source)],
                       metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                "language": "python"}})

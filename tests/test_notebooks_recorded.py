@@ -15,7 +15,7 @@ import pytest
 import yaml
 from IPython.core.inputtransformer2 import TransformerManager
 
-from tcgemm.notebook import GPU_TAG, STAMP_KEYS, recorded_on
+from tcgemm.publish.notebook import GPU_TAG, STAMP_KEYS, recorded_on
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))

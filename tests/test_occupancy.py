@@ -1,4 +1,4 @@
-"""tcgemm.occupancy: hand-computed occupancy cases, its errors, the -res-usage parser, and (with
+"""tcgemm.pipelines.occupancy: hand-computed occupancy cases, its errors, the -res-usage parser, and (with
 nvcc and cuobjdump) the resources nvcc really gives Kernel 2.1."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from tcgemm import KERNEL_DIR
 from tcgemm.gpu.nvrtc_offline import cuda_tool
-from tcgemm.occupancy import ARCH_LIMITS, occupancy, parse_res_usage
+from tcgemm.pipelines.occupancy import ARCH_LIMITS, occupancy, parse_res_usage
 
 
 def test_arch_limits():
@@ -169,7 +169,7 @@ def test_kernel_2_1_resources(tmp_path, arch):
     nvcc, cuobjdump = _require("nvcc"), _require("cuobjdump")
     cubin = tmp_path / f"k.{arch}.cubin"
     done = subprocess.run([nvcc, "-cubin", f"-arch={arch}", "-I", str(KERNEL_DIR), "-o", str(cubin),
-                           str(KERNEL_DIR / "05_permuted_smem_a_once.cu")], capture_output=True, text=True)
+                           str(KERNEL_DIR / "k2.1_permuted_smem_a_once.cu")], capture_output=True, text=True)
     assert done.returncode == 0, f"nvcc failed for {arch}:\n{done.stderr}"
     listing = subprocess.run([cuobjdump, "-res-usage", str(cubin)], check=True, capture_output=True,
                              text=True).stdout

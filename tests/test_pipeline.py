@@ -1,11 +1,11 @@
-"""The cp.async ring buffer model (tcgemm.pipeline) and its pictures (tcgemm.draw_pipeline)."""
+"""The cp.async ring buffer model (tcgemm.pipelines.pipeline) and its pictures (tcgemm.pipelines.draw_pipeline)."""
 from dataclasses import replace
 
 import pytest
 from matplotlib.patches import Rectangle
 
-from tcgemm import draw_pipeline, pipeline
-from tcgemm.pipeline import Interval, Step, check_schedule, schedule
+from tcgemm.pipelines import draw_pipeline, pipeline
+from tcgemm.pipelines.pipeline import Interval, Step, check_schedule, schedule
 
 CASES = sorted({(n, k) for n in range(2, 7) for k in (1, 2, n - 1, n, 3 * n + 1) if k >= 1})
 

@@ -1,12 +1,12 @@
-"""The register-bank stepper's Python side: the data it sends is tcgemm.regbank's simulation."""
+"""The register-bank stepper's Python side: the data it sends is tcgemm.sgemm.regbank's simulation."""
 import itertools
 
 import pytest
 import traitlets
 from matplotlib.colors import to_rgb
 
-from tcgemm import regbank
-from tcgemm.draw import GROUP_HUES, text_color_on
+from tcgemm.sgemm import regbank
+from tcgemm.style import GROUP_HUES, text_color_on
 from tcgemm.widgets import RegbankStepper
 from tcgemm.widgets.regbank_stepper import CHOICES, all_cases, bank_palette, case_key
 

@@ -100,7 +100,7 @@ def test_claims_can_fail(sass, arch):
         for claim in claims:
             absent_in = [s for s in SOURCES if claim not in sass[s, arch]]
             assert absent_in, f"{claim!r} (claimed for {source}) occurs in every kernel on {arch}"
-    assert "LDSM.16.M88 " not in sass["03_ldmatrix_hgemm_f16.cu", arch]
+    assert "LDSM.16.M88 " not in sass["hgemm_ldmatrix_hgemm_f16.cu", arch]
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -117,10 +117,10 @@ def test_kernel_2_1_loads_each_fragment_once(sass, arch):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("key", ["k1.0", "k1.1"])
 def test_naive_kernels_read_half_pairs_with_32_bit_loads(sass, key, arch):
-    """tcgemm.kernel_smem, for a target arch, counts each pack_half2 pair of halves as one 32-bit
+    """tcgemm.smem.kernel_smem, for a target arch, counts each pack_half2 pair of halves as one 32-bit
     LDS: no 16-bit shared loads, and (the K loop's loads are not unrolled) as many LDS as it counts
     per warp and step."""
-    from tcgemm.kernel_smem import block_step
+    from tcgemm.smem.kernel_smem import block_step
 
     loads = re.findall(r"\bLDS(?:\.[\w.]+)?(?=\s)", sass[GEMM_KERNELS[key].source, arch])
     modelled = [i for i in block_step(key, arch=arch) if i.op == "ld" and i.warp == 0]

@@ -1,7 +1,8 @@
 """Finding a kernel's hot loop in a cuobjdump listing."""
 import pytest
 
-from tcgemm import regbank, sass_loop
+from tcgemm.sgemm import regbank
+from tcgemm import sass_loop
 
 LISTING = """
         Function : other

@@ -1,6 +1,6 @@
 import pytest
 
-from tcgemm.scaling import fit_k_scaling
+from tcgemm.pipelines.scaling import fit_k_scaling
 
 
 def test_fit_recovers_fixed_cost_and_loop_rate():

@@ -4,8 +4,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from tcgemm import banks
-from tcgemm import sgemm_layout as sg
+from tcgemm.smem import banks
+from tcgemm.sgemm import sgemm_layout as sg
 
 TILES = [64, 128]
 

@@ -1,9 +1,10 @@
-"""The widgets' Python side: settings, the report, and the lane picker's data (from tcgemm.layouts)."""
+"""The widgets' Python side: settings, the report, and the lane picker's data (from tcgemm.fragments.layouts)."""
 import numpy as np
 import pytest
 import traitlets
 
-from tcgemm import bank_cases, banks, layouts
+from tcgemm.smem import bank_cases, banks
+from tcgemm.fragments import layouts
 from tcgemm.widgets import BankExplorer, LanePicker
 from tcgemm.widgets.lane_picker import all_cases, case
 

@@ -6,12 +6,12 @@ from typing import Callable
 
 import numpy as np
 
-from ..catalog import GEMM_KERNELS, OPERAND_ORDERS
-from ..check import Check, compare
-from ..report import BenchResult, Timing, summarize
-from . import cublas
-from .device import device_info, require_gpu
-from .gemm import for_this_gpu, kernel_spec, launch
+from tcgemm.catalog import GEMM_KERNELS, OPERAND_ORDERS
+from tcgemm.check import Check, compare
+from tcgemm.report import BenchResult, Timing, summarize
+from tcgemm.gpu import cublas
+from tcgemm.gpu.device import device_info, require_gpu
+from tcgemm.gpu.gemm import for_this_gpu, kernel_spec, launch
 
 CUBLAS = "cuBLAS (cublasGemmEx)"
 CUBLAS_SGEMM = "cuBLAS SGEMM (cublasSgemm, TF32 off)"
@@ -187,8 +187,8 @@ def time_spec(spec, M: int, N: int, K: int, reps: int = 30) -> Timing:
 
 
 def k_scaling(spec, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384), reps: int = 20):
-    """Times of `spec` at several K (fixed M, N) and the line through them (tcgemm.scaling)."""
-    from ..scaling import fit_k_scaling
+    """Times of `spec` at several K (fixed M, N) and the line through them (tcgemm.pipelines.scaling)."""
+    from tcgemm.pipelines.scaling import fit_k_scaling
 
     times = [float("inf")] * len(Ks)
     for _ in range(2):      # two passes over K, keeping each K's faster median: one slow pass (clocks

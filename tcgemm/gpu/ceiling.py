@@ -5,13 +5,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import ceiling as model
-from ..report import Timing
-from .bench import time_launches
-from .compile import get_function
-from .device import device_info, require_gpu
+from tcgemm.catalog import PROBES
+from tcgemm import ceiling as model
+from tcgemm.report import Timing
+from tcgemm.gpu.bench import time_launches
+from tcgemm.gpu.compile import get_function
+from tcgemm.gpu.device import device_info, require_gpu
 
-SOURCE = "probe_mma_ceiling.cu"
+SOURCE = PROBES["mma_ceiling"].source
 THREADS = 128               # 4 warps per block, one per SM sub-partition
 
 

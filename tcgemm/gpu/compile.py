@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 
-from .. import KERNEL_DIR
-from ..errors import KernelCompileError
-from .device import require_gpu
-from .nvrtc_offline import nvrtc_options
+from tcgemm import KERNEL_DIR
+from tcgemm.errors import KernelCompileError
+from tcgemm.gpu.device import require_gpu
+from tcgemm.gpu.nvrtc_offline import nvrtc_options
 
 
 def _headers_digest() -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import require_gpu
+from tcgemm.gpu.device import require_gpu
 
 _ONE = np.ones(1, dtype=np.float32)
 _ZERO = np.zeros(1, dtype=np.float32)

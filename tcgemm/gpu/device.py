@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, asdict
 from functools import lru_cache
 
-from ..errors import NoGPUError
+from tcgemm.errors import NoGPUError
 
 
 def _import_cupy():

@@ -5,12 +5,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..report import Timing
-from .bench import time_launches
-from .compile import get_function
-from .device import device_info, require_gpu
+from tcgemm.catalog import PROBES
+from tcgemm.report import Timing
+from tcgemm.gpu.bench import time_launches
+from tcgemm.gpu.compile import get_function
+from tcgemm.gpu.device import device_info, require_gpu
 
-SOURCE = "probe_ffma_ceiling.cu"
+SOURCE = PROBES["ffma_ceiling"].source
 CHAINS = 8                  # as in the kernel
 UNROLL = 16
 THREADS = 256

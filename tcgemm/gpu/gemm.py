@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..catalog import GEMM_KERNELS, GemmKernel
-from ..errors import OperandError
-from ..validate import check_gemm_operands
-from .compile import get_function
-from .device import device_info, require_gpu
+from tcgemm.catalog import GEMM_KERNELS, GemmKernel
+from tcgemm.errors import OperandError
+from tcgemm.validate import check_gemm_operands
+from tcgemm.gpu.compile import get_function
+from tcgemm.gpu.device import device_info, require_gpu
 
 
 def kernel_spec(key: str) -> GemmKernel:

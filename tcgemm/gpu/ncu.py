@@ -4,7 +4,7 @@ The target runs in a child process (`python -m tcgemm.gpu.ncu_target`), which br
 launch to profile with cudaProfilerStart/Stop, so CuPy's own set-up kernels are not profiled.
 Clocks are left alone (--clock-control none).
 
-Shared-memory counters, and how they relate to tcgemm.kernel_smem's predictions:
+Shared-memory counters, and how they relate to tcgemm.smem.kernel_smem's predictions:
 
 * requests: ``smsp__sass_inst_executed_op_shared_ld/_st`` count LDS / STS warp instructions;
   ldmatrix (LDSM) is counted apart, by ``smsp__inst_executed_op_ldsm`` (the name Nsight Compute's own
@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import ROOT
+from tcgemm import ROOT
 
 METRICS = {
     "hmma": "smsp__inst_executed_pipe_tensor_op_hmma.sum",     # mma.sync on the Tensor Cores
@@ -61,7 +61,7 @@ OPTIONAL = frozenset({
     "smem_st_conflicts_sass", "smem_ldsm_conflicts_sass",
 })
 
-# METRICS key -> (op classes of tcgemm.kernel_smem summed, quantity) that predict it.
+# METRICS key -> (op classes of tcgemm.smem.kernel_smem summed, quantity) that predict it.
 PREDICTED_BY = {
     "smem_ld_inst": (("ld",), "requests"),
     "smem_st_inst": (("st",), "requests"),
@@ -154,13 +154,13 @@ class Comparison(NamedTuple):
 
 def predicted_vs_measured(key: str, M: int = 4096, N: int = 4096, K: int = 4096,
                           arch: str | None = None) -> list[Comparison]:
-    """tcgemm.kernel_smem's prediction beside Nsight Compute's count, for every PREDICTED_BY metric.
+    """tcgemm.smem.kernel_smem's prediction beside Nsight Compute's count, for every PREDICTED_BY metric.
 
     `arch` (default: this GPU's, e.g. "sm_90") picks the compiled code the prediction describes."""
-    from ..kernel_smem import predict
+    from tcgemm.smem.kernel_smem import predict
 
     if arch is None:
-        from .device import device_info
+        from tcgemm.gpu.device import device_info
 
         arch = f"sm_{device_info().compute_capability}"
     counts = predict(key, M, N, K, arch=arch)

@@ -1,8 +1,8 @@
 """Child process for tcgemm.gpu.ncu: one launch of a kernel between cudaProfilerStart and Stop."""
 import sys
 
-from .bench import random_operands, runner
-from .gemm import for_this_gpu, kernel_spec
+from tcgemm.gpu.bench import random_operands, runner
+from tcgemm.gpu.gemm import for_this_gpu, kernel_spec
 
 
 def main(key: str, M: int, N: int, K: int) -> None:

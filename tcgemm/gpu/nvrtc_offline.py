@@ -12,8 +12,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from .. import KERNEL_DIR
-from ..errors import KernelCompileError
+from tcgemm import KERNEL_DIR
+from tcgemm.errors import KernelCompileError
 
 
 def cuda_tool(name: str) -> str | None:

@@ -1,13 +1,13 @@
 """Occupancy read from the compiled kernel: its registers and shared memory as the driver reports
-them, the model of tcgemm.occupancy applied to them, and the driver's own answer to compare."""
+them, the model of tcgemm.pipelines.occupancy applied to them, and the driver's own answer to compare."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog import GemmKernel
-from ..occupancy import Occupancy, occupancy
-from .device import device_info, require_gpu
-from .gemm import kernel_function
+from tcgemm.catalog import GemmKernel
+from tcgemm.pipelines.occupancy import Occupancy, occupancy
+from tcgemm.gpu.device import device_info, require_gpu
+from tcgemm.gpu.gemm import kernel_function
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Ask the hardware which lane and register hold which matrix element, and compare with tcgemm.layouts.
+"""Ask the hardware which lane and register hold which matrix element, and compare with tcgemm.fragments.layouts.
 
 mma probes. Each experiment is one warp running one mma.sync on register contents chosen by the host.
   D observed directly: A[m,0] = m, A[m,1] = 1, B[0,n] = 8, B[1,n] = n + 1, all else 0, so that
@@ -18,13 +18,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..layouts import FragmentLayout, MMA_VARIANTS, ldmatrix_address_lane, ldmatrix_layout, mma_layout, same_positions
-from .compile import get_function
-from .device import require_gpu
+from tcgemm.catalog import PROBES
+from tcgemm.catalog import PROBES
+from tcgemm.fragments.layouts import FragmentLayout, MMA_VARIANTS, ldmatrix_address_lane, ldmatrix_layout, mma_layout, same_positions
+from tcgemm.gpu.compile import get_function
+from tcgemm.gpu.device import require_gpu
 
 _DTYPES = {"f16": np.float16, "s8": np.int8, "f32": np.float32, "s32": np.int32}
-_MMA_SOURCE = "probe_mma.cu"
-_LDMATRIX_SOURCE = "probe_ldmatrix.cu"
+_MMA_SOURCE = PROBES["mma"].source
+_LDMATRIX_SOURCE = PROBES["ldmatrix"].source
 
 
 def _entry(variant: str) -> str:

@@ -6,8 +6,8 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from .. import bank_cases
-from ..banks import Report
+from tcgemm.smem import bank_cases
+from tcgemm.smem.banks import Report
 
 HERE = Path(__file__).parent
 
@@ -44,5 +44,5 @@ class BankExplorer(anywidget.AnyWidget):
         return {**values, "layout": self.smem_layout}
 
     def report(self) -> Report:
-        """What tcgemm.banks says about the case now on screen (the page computes the same)."""
+        """What tcgemm.smem.banks says about the case now on screen (the page computes the same)."""
         return bank_cases.analyze(self.settings())

@@ -2,7 +2,7 @@
 the reuse cache and the conflicts.
 
 Every case (numbering x order x register file x reuse setting) is simulated here by
-tcgemm.regbank and sent to the page, which only displays it, so the widget also works in the
+tcgemm.sgemm.regbank and sent to the page, which only displays it, so the widget also works in the
 static HTML book."""
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import anywidget
 import traitlets
 from matplotlib.colors import to_hex, to_rgb
 
-from .. import regbank
-from ..draw import GROUP_HUES, text_color_on
-from .bank_explorer import HERE, module_source
+from tcgemm.sgemm import regbank
+from tcgemm.style import GROUP_HUES, text_color_on
+from tcgemm.widgets.bank_explorer import HERE, module_source
 
 STEPS = regbank.SIZE * regbank.SIZE
 CHOICES = {
@@ -51,7 +51,7 @@ def all_cases() -> dict:
 
 
 def bank_palette() -> list[dict]:
-    """Face and text colour of each bank, as in tcgemm.draw_regbank."""
+    """Face and text colour of each bank, as in tcgemm.sgemm.draw_regbank."""
     banks = max(rf.banks for rf in regbank.REGISTER_FILES.values())
     return [{"face": hue, "ink": to_hex(text_color_on(to_rgb(hue)))} for hue in GROUP_HUES[:banks]]
 
@@ -86,6 +86,6 @@ class RegbankStepper(anywidget.AnyWidget):
         return case_key(self.numbering, self.order, self.register_file, self.reuse)
 
     def report(self) -> regbank.Score:
-        """tcgemm.regbank's score of the case now on screen."""
+        """tcgemm.sgemm.regbank's score of the case now on screen."""
         slots, depth = regbank.REUSE_SETTINGS[self.reuse]
         return regbank.score_case(self.numbering, self.order, self.register_file, slots, depth)

@@ -17,12 +17,12 @@ def test_hmma_count_matches_the_problem():
 
 def test_ldmatrix_count_matches_the_bank_model_prediction():
     """Kernel 2.0 at a small size: the LDSM instructions ncu counts are the ldmatrix requests
-    tcgemm.kernel_smem predicts for this GPU's architecture (on sm_90 ptxas drops the repeated ones)."""
+    tcgemm.smem.kernel_smem predicts for this GPU's architecture (on sm_90 ptxas drops the repeated ones)."""
     import math
 
     from tcgemm.gpu.device import device_info
     from tcgemm.gpu.ncu import METRICS, find_ncu, profile
-    from tcgemm.kernel_smem import predict
+    from tcgemm.smem.kernel_smem import predict
 
     if find_ncu() is None:
         pytest.skip("Nsight Compute (ncu) is not installed")

@@ -1,7 +1,7 @@
 """The drawn layouts are what the hardware does: mma and ldmatrix probes on the GPU."""
 import pytest
 
-from tcgemm.layouts import MMA_VARIANTS
+from tcgemm.fragments.layouts import MMA_VARIANTS
 
 pytestmark = pytest.mark.gpu
 

@@ -1,4 +1,4 @@
-"""The bank-conflict explorer's cases: one settings dict -> one warp access, built with tcgemm.banks.
+"""The bank-conflict explorer's cases: one settings dict -> one warp access, built with tcgemm.smem.banks.
 
 The explorer widget computes the same thing in JavaScript (tcgemm/widgets/banks.js), so that it
 also works in the built HTML book with no Python behind it; tests/test_bank_explorer_js.py runs
@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from . import banks
+from tcgemm.smem import banks
 
 # The presets come from the kernels: Kernel 2.0's tiles are 32 fp16 wide (BK = 32).
 ACCESSES = {

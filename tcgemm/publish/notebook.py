@@ -1,6 +1,6 @@
 """Read the recording stamp of a book notebook. Pure module: standard library only.
 
-``make record`` (``python -m tcgemm.record``) writes, into each notebook it executes on a GPU,
+``make record`` (``python -m tcgemm.publish.record``) writes, into each notebook it executes on a GPU,
 ``metadata["tcgemm"]["recorded_on"]`` = {device, compute_capability, cuda_runtime, cuda_driver,
 cupy, date}. The book shows those recorded outputs; a notebook cell can show its own stamp with
 ``print(stamp_text("this_notebook.ipynb"))``.

@@ -1,4 +1,4 @@
-"""Record the outputs of book notebooks on a GPU machine: ``python -m tcgemm.record NOTEBOOK...``.
+"""Record the outputs of book notebooks on a GPU machine: ``python -m tcgemm.publish.record NOTEBOOK...``.
 
 For each notebook, in order:
   1. stamp ``metadata["tcgemm"]["recorded_on"]`` with the GPU, CUDA and CuPy versions and the date,
@@ -17,7 +17,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .notebook import describe_stamp
+from tcgemm.publish.notebook import describe_stamp
 
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_S = 600
@@ -44,8 +44,8 @@ def stamp_from(info, now: datetime | None = None) -> dict:
 
 def current_stamp() -> dict:
     """Stamp of this machine's GPU; RecordError when there is none (recording is GPU-only)."""
-    from .errors import NoGPUError
-    from .gpu.device import device_info
+    from tcgemm.errors import NoGPUError
+    from tcgemm.gpu.device import device_info
 
     try:
         info = device_info()
@@ -103,7 +103,7 @@ def record_notebook(path: Path, stamp: dict) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tcgemm.record",
+        prog="python -m tcgemm.publish.record",
         description="Execute book notebooks on this machine's GPU and save their outputs, stamped.",
     )
     parser.add_argument("notebooks", nargs="+", type=Path, metavar="NOTEBOOK")

@@ -1,8 +1,8 @@
-"""Pictures of shared-memory tiles and their banks, from tcgemm.banks layouts. Pure (matplotlib).
+"""Pictures of shared-memory tiles and their banks, from tcgemm.smem.banks layouts. Pure (matplotlib).
 
 A tile is drawn in 16-byte chunks (8 fp16), the unit of the kernels' stores and of an ldmatrix
 row. A 16-byte chunk at byte address ``a`` covers banks 4g..4g+3 with ``g = (a // 16) % 8``: its
-*bank group*, one of eight, one colour each (Okabe-Ito, as in tcgemm.draw).
+*bank group*, one of eight, one colour each (Okabe-Ito, as in tcgemm.fragments.draw).
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .banks import Access, Layout, analyze, phases
-from .draw import GROUP_HUES, text_color_on
+from tcgemm.smem.banks import Access, Layout, analyze, phases
+from tcgemm.style import GROUP_HUES, text_color_on
 
 CHUNK_BYTES = 16
 GROUPS = 8

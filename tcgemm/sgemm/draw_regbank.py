@@ -1,6 +1,6 @@
-"""Pictures of an SGEMM thread's registers and FFMA order, from tcgemm.regbank. Pure (matplotlib).
+"""Pictures of an SGEMM thread's registers and FFMA order, from tcgemm.sgemm.regbank. Pure (matplotlib).
 
-Colours: register bank k takes the k-th Okabe-Ito hue of tcgemm.draw; a small digit in each
+Colours: register bank k takes the k-th Okabe-Ito hue of tcgemm.fragments.draw; a small digit in each
 register's corner repeats the bank for greyscale print. A thick black outline marks an FFMA that
 has a bank conflict under the simulated settings.
 """
@@ -10,8 +10,8 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .draw import GROUP_HUES, MUTED_FACE, text_color_on
-from .regbank import (
+from tcgemm.style import GROUP_HUES, MUTED_FACE, text_color_on
+from tcgemm.sgemm.regbank import (
     MAXWELL, SIZE, Numbering, RegisterFile, check_order, instructions, naive_numbering, order_named,
     row_by_row, simulate, summarize,
 )

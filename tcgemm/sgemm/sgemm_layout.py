@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .banks import Access, analyze
+from tcgemm.smem.banks import Access, analyze
 
 TILES = (64, 128)
 BK = 8

@@ -1,23 +1,23 @@
-// Kernel 3.1: Kernel 3.0 with 4 x 4 mma tiles per warp instead of 2 x 2: the block tile grows to
-// 128 x 128 and each warp issues 32 mma per barrier instead of 8.
-// Block: 16 x 16 threads = 8 warps as 2 (M) x 4 (N); each warp owns a 64 x 32 tile of C.
+// Kernel 3.0: Kernel 2.1 fed by an N_STAGES-deep ring buffer of cp.async copies. While the warps
+// compute on one stage of shared memory, the copies of the next N_STAGES - 1 K tiles are in flight.
+// Block: 16 x 16 threads = 8 warps as 2 (M) x 4 (N); each warp owns a 32 x 16 tile of C.
 // K may be any multiple of BK: copies past the last tile are not issued, their groups stay empty.
 #include "ptx.cuh"
 
 #ifndef N_STAGES
 #define N_STAGES 3
 #endif
-static_assert(N_STAGES >= 2 && N_STAGES <= 3, "2 or 3 stages: 3 x 16 KB fill the 48 KB of static shared memory");
+static_assert(N_STAGES >= 2, "a ring buffer needs at least two stages");
 
-constexpr int BM = 128;         // block tile
-constexpr int BN = 128;
+constexpr int BM = 64;          // block tile
+constexpr int BN = 64;
 constexpr int BK = 32;
 constexpr int WARPS_N = 4;
 constexpr int MMA_M = 16;
 constexpr int MMA_N = 8;
 constexpr int MMA_K = 16;
-constexpr int TILES_M = 4;      // mma tiles per warp
-constexpr int TILES_N = 4;
+constexpr int TILES_M = 2;      // mma tiles per warp
+constexpr int TILES_N = 2;
 constexpr int WM = TILES_M * MMA_M;    // warp tile
 constexpr int WN = TILES_N * MMA_N;
 constexpr int THREADS = 256;
@@ -27,17 +27,16 @@ constexpr int CHUNKS = BK / CHUNK;      // 4 chunks along K per tile row
 constexpr int LINE = 8;                 // chunks per 128-byte shared line = all 32 banks
 constexpr int K_STEPS = BK / MMA_K;     // 2 mma along K per step, each on 2 chunks
 constexpr int STAGE = BM * CHUNKS;      // uint4 slots per stage of one operand
-constexpr int LOADS = BM * CHUNKS / THREADS;   // chunks of A (and of B) each thread copies per tile
-static_assert(BM == BN && LOADS * THREADS == BM * CHUNKS, "whole chunks of A and B per thread");
+static_assert(BM * CHUNKS == THREADS && BN * CHUNKS == THREADS, "one chunk of A and B per thread");
 
-// The XOR-permuted slot of Kernel 2.0 (see 04_permuted_smem.cu), inside one stage.
+// The XOR-permuted slot of Kernel 2.0 (see k2.0_permuted_smem.cu), inside one stage.
 __device__ __forceinline__ int permuted_chunk(int row, int chunk) {
     const int line = row / 2;
     const int column = (row % 2) * CHUNKS + chunk;
     return line * LINE + (column ^ (line % 4));
 }
 
-extern "C" __global__ void pipeline_4x_tiles(const __half *A, const __half *B, float *C,
+extern "C" __global__ void cp_async_pipeline(const __half *A, const __half *B, float *C,
                                              int M, int N, int K) {
     __shared__ uint4 As[N_STAGES * STAGE];  // stage s, row m, chunk c at As[s * STAGE + permuted_chunk(m, c)]
     __shared__ uint4 Bs[N_STAGES * STAGE];
@@ -53,18 +52,13 @@ extern "C" __global__ void pipeline_4x_tiles(const __half *A, const __half *B, f
     const int warp_m = (warp / WARPS_N) * WM;
     const int warp_n = (warp % WARPS_N) * WN;
 
-    // Copy i of a thread takes tile row tid / CHUNKS + i * ROWS_PER_LOAD, chunk tid % CHUNKS.
-    constexpr int ROWS_PER_LOAD = THREADS / CHUNKS;
     const int ld_row = tid / CHUNKS;
     const int ld_chunk = tid % CHUNKS;
+    const int st_slot = permuted_chunk(ld_row, ld_chunk);
     const __half *a_src = &A[(block_m + ld_row) * K + ld_chunk * CHUNK];
     const __half *b_src = &B[(block_n + ld_row) * K + ld_chunk * CHUNK];
-    unsigned a_dst[LOADS], b_dst[LOADS];
-    for (int i = 0; i < LOADS; ++i) {
-        const int slot = permuted_chunk(ld_row + i * ROWS_PER_LOAD, ld_chunk);
-        a_dst[i] = smem_u32(&As[slot]);
-        b_dst[i] = smem_u32(&Bs[slot]);
-    }
+    const unsigned a_dst = smem_u32(&As[st_slot]);
+    const unsigned b_dst = smem_u32(&Bs[st_slot]);
     constexpr unsigned STAGE_BYTES = STAGE * sizeof(uint4);
 
     const int a_row = lane % 16;
@@ -78,10 +72,8 @@ extern "C" __global__ void pipeline_4x_tiles(const __half *A, const __half *B, f
     auto load_tile = [&](int t) {
         if (t < k_tiles) {
             const unsigned offset = (t % N_STAGES) * STAGE_BYTES;
-            for (int i = 0; i < LOADS; ++i) {
-                cp_async_16(a_dst[i] + offset, a_src + i * ROWS_PER_LOAD * K + t * BK);
-                cp_async_16(b_dst[i] + offset, b_src + i * ROWS_PER_LOAD * K + t * BK);
-            }
+            cp_async_16(a_dst + offset, a_src + t * BK);
+            cp_async_16(b_dst + offset, b_src + t * BK);
         }
         cp_async_commit();
     };

@@ -1,6 +1,6 @@
-"""Pictures of the cp.async ring buffer, from tcgemm.pipeline. Pure (matplotlib).
+"""Pictures of the cp.async ring buffer, from tcgemm.pipelines.pipeline. Pure (matplotlib).
 
-Colour is by tile (Okabe-Ito, as in tcgemm.draw); every bar and slot is labelled, so the
+Colour is by tile (Okabe-Ito, as in tcgemm.fragments.draw); every bar and slot is labelled, so the
 pictures read in greyscale: hatched = copy in flight, solid = ldmatrix + mma, grey = waiting.
 """
 from __future__ import annotations
@@ -9,8 +9,8 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .draw import GROUP_HUES, text_color_on
-from .pipeline import ring_state, steady_state_period, timeline
+from tcgemm.style import GROUP_HUES, text_color_on
+from tcgemm.pipelines.pipeline import ring_state, steady_state_period, timeline
 
 WAIT_FACE = (0.78, 0.78, 0.78)
 FREE_FACE = (0.97, 0.97, 0.97)

@@ -3,7 +3,7 @@
 ``block_step(key)`` lists every warp-level shared-memory instruction that one thread block of a
 catalog kernel executes in one step of its K loop: the warp, the array, and each lane's byte
 address, computed with the kernel's own index arithmetic (mirrored from kernels/*.cu, names kept).
-``predict(key, M, N, K)`` runs them through ``tcgemm.banks.analyze`` and scales to the launch.
+``predict(key, M, N, K)`` runs them through ``tcgemm.smem.banks.analyze`` and scales to the launch.
 
 Why one block and one step are enough: in every kernel here a shared-memory address depends only on
 threadIdx and on counters of loops inside the step (i, tm, tn, ks). blockIdx (block_m, block_n,
@@ -41,9 +41,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from .banks import WARP, Access, analyze
-from .catalog import GEMM_KERNELS, TARGET_ARCHS
-from .validate import check_gemm_shape
+from tcgemm.smem.banks import WARP, Access, analyze
+from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS
+from tcgemm.validate import check_gemm_shape
 
 OPS = ("st", "ld", "ldsm")   # ordinary stores, ordinary loads, ldmatrix
 _OP_OF_KIND = {"st": "st", "ld": "ld", "ldmatrix": "ldsm"}
@@ -78,7 +78,7 @@ def _base_after(nbytes: int) -> int:
 
 
 def _naive_mma(warp: int, BM: int, BN: int, TILES_M: int, TILES_N: int) -> list[Instr]:
-    """kernels/01_naive_mma.cu (TILES_M = TILES_N = 1) and 02_warp_tile_2x2.cu."""
+    """kernels/k1.0_naive_mma.cu (TILES_M = TILES_N = 1) and k1.1_warp_tile_2x2.cu."""
     BK, WARPS_N, MMA_M, MMA_N, THREADS = 16, 4, 16, 8, 256
     WM, WN = TILES_M * MMA_M, TILES_N * MMA_N
     bs_base = _base_after(BM * BK * HALF)
@@ -108,7 +108,7 @@ def _naive_mma(warp: int, BM: int, BN: int, TILES_M: int, TILES_N: int) -> list[
 
 
 def _ldmatrix_hgemm(warp: int) -> list[Instr]:
-    """kernels/03_ldmatrix_hgemm_f16.cu: one warp per block."""
+    """kernels/hgemm_ldmatrix_hgemm_f16.cu: one warp per block."""
     TM, TN, TK = 16, 8, 16
     bs_base = _base_after(TM * TK * HALF)
     lane = LANE
@@ -125,7 +125,7 @@ def _ldmatrix_hgemm(warp: int) -> list[Instr]:
 
 
 def _permuted_smem(warp: int, a_once: bool, permuted: bool = True) -> list[Instr]:
-    """kernels/04_permuted_smem.cu (a_once=False) and 05_permuted_smem_a_once.cu (a_once=True).
+    """kernels/k2.0_permuted_smem.cu (a_once=False) and k2.1_permuted_smem_a_once.cu (a_once=True).
     ``permuted=False`` replaces the XOR in permuted_chunk by the identity (plain row-major lines)."""
     BM, BK, WARPS_N, MMA_M, MMA_N, MMA_K, TILES_M, TILES_N = 64, 32, 4, 16, 8, 16, 2, 2
     WM, WN = TILES_M * MMA_M, TILES_N * MMA_N

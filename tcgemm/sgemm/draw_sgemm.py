@@ -1,7 +1,7 @@
 """Pictures of the CUDA-core SGEMM kernels' thread layout, load pattern and C write-back, from
-tcgemm.sgemm_layout. Pure (matplotlib).
+tcgemm.sgemm.sgemm_layout. Pure (matplotlib).
 
-Colour is by warp (Okabe-Ito, as in tcgemm.draw), or by load instruction in the load pattern; every
+Colour is by warp (Okabe-Ito, as in tcgemm.fragments.draw), or by load instruction in the load pattern; every
 cell names its thread, so the pictures read in greyscale. Thick outlines mark one thread's cells.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from . import sgemm_layout as sg
-from .draw import GROUP_HUES, MUTED_FACE, TILE_EDGE, text_color_on
+from tcgemm.sgemm import sgemm_layout as sg
+from tcgemm.style import GROUP_HUES, MUTED_FACE, TILE_EDGE, text_color_on
 
 OTHER_QUADRANT_MIX = 0.55
 PAD_FACE = (0.85, 0.85, 0.85)
