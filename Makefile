@@ -1,31 +1,49 @@
-# tcgemm: build the book, run the tests, record the notebooks on a GPU.
-#   make book    HTML book in _build/html (Sphinx warnings are errors)
+# tcgemm: build the book, run the tests, open the notebooks, record them on a GPU.
+#   make book    HTML book in _build/html (Sphinx warnings are errors); installs no CUDA wheel
 #   make test    the whole test suite (notebooks through nbval, the book build included)
+#   make lab     JupyterLab on the book's notebooks, with the CUDA wheels that fit this machine's
+#                driver (picked by tcgemm/cuda_env.py; `make CUDA=12 lab`, `CUDA=13` or `CUDA=none`
+#                to choose); LAB_ARGS="--no-browser --ip=0.0.0.0" for a remote machine
 #   make record  execute every notebook on this machine's GPU and save the outputs, stamped
-#   make clean   remove build outputs (the virtual environment stays; `rm -rf .venv` for that)
+#   make clean   remove build outputs (the virtual environments stay; `rm -rf .venv .venv-lab` for those)
+#
+# Two virtual environments: .venv for the book and the tests (`make book` puts only requirements.txt
+# there, `make test` adds the CUDA 13 set and the test tools, and NVRTC 12 in .venv/nvrtc12), and
+# .venv-lab for `make lab`, whose CUDA set follows the driver (a CUDA 12 driver cannot run the
+# CUDA 13 wheels, and the two CuPy wheels cannot share a venv).
 
 VENV        := .venv
 VENV_PYTHON := $(VENV)/bin/python
-# `make record` runs where there may be no venv (the offline GPU machine): use python3 there.
-PY          ?= $(if $(wildcard $(VENV_PYTHON)),$(VENV_PYTHON),python3)
+LAB_VENV    := .venv-lab
+CUDA        ?=
+LAB_ARGS    ?=
+# `make record` uses the lab venv (its CUDA set fits the driver), else .venv, else python3 (the
+# offline GPU machine may have neither); it never creates one. PY=... chooses.
+PY          ?= $(firstword $(wildcard $(LAB_VENV)/bin/python $(VENV_PYTHON)) python3)
 
-.PHONY: book test record clean
+.PHONY: book test lab record clean
 
 book: $(VENV)/.stamp-requirements.txt
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 
-test: $(VENV)/.stamp-requirements-test.txt
+test: $(VENV)/.stamp-requirements-test.txt $(VENV)/nvrtc12/.stamp
 	$(VENV_PYTHON) -m pytest
+
+lab:
+	@set -e; cuda=$$(python3 -m tcgemm.cuda_env --cuda "$(CUDA)"); \
+	$(MAKE) --no-print-directory $(LAB_VENV)/.stamp-cuda-$$cuda
+	$(LAB_VENV)/bin/jupyter lab $(LAB_ARGS) book/intro.ipynb
 
 record:
 	$(PY) -m tcgemm.publish.record book/*.ipynb
 
 clean:
 	rm -rf _build .pytest_cache
-	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+	find . -path './.venv*' -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
-# --- virtual environment ------------------------------------------------------------------
-# One stamp per requirements file: it is remade when that file (or pyproject.toml) changes.
+# --- .venv: the book, then the tests -------------------------------------------------------
+# One stamp per requirements file: it is remade when that file (or one it includes, or
+# pyproject.toml) changes.
 $(VENV_PYTHON):
 	python3 -m venv $(VENV)
 	$(VENV_PYTHON) -m pip install --upgrade pip
@@ -35,5 +53,28 @@ $(VENV)/.stamp-%: % pyproject.toml | $(VENV_PYTHON)
 	$(VENV_PYTHON) -m pip install -e . --no-deps
 	touch $@
 
-# requirements-test.txt includes requirements.txt (-r).
-$(VENV)/.stamp-requirements-test.txt: requirements.txt
+$(VENV)/.stamp-requirements-test.txt: requirements.txt requirements-cuda13.txt requirements-nvrtc13.txt \
+                                      requirements-sass.txt
+
+# NVRTC 12 beside the CUDA 13 set, for tests/test_nvrtc.py (tcgemm.gpu.nvrtc_offline.SIDE_DIR).
+$(VENV)/nvrtc12/.stamp: requirements-nvrtc12.txt | $(VENV_PYTHON)
+	rm -rf $(VENV)/nvrtc12
+	$(VENV_PYTHON) -m pip install --no-deps --target $(VENV)/nvrtc12 -r $<
+	touch $@
+
+# --- .venv-lab: the book's packages, JupyterLab and one CUDA set ----------------------------
+# Without a driver (CUDA=none) no CUDA runtime wheel is installed, only NVRTC 13 and the SASS
+# tools, which run without a GPU, for the cells that read a kernel's SASS.
+LAB_SET_13   := requirements-cuda13.txt requirements-nvrtc13.txt requirements-sass.txt
+LAB_SET_12   := requirements-cuda12.txt requirements-nvrtc12.txt requirements-sass.txt
+LAB_SET_none := requirements-nvrtc13.txt requirements-sass.txt
+
+# A new set, or a changed requirement, starts the venv over (cupy-cuda12x and -13x cannot share it).
+.SECONDEXPANSION:
+$(LAB_VENV)/.stamp-cuda-%: requirements.txt requirements-lab.txt $$(LAB_SET_$$*) pyproject.toml
+	rm -rf $(LAB_VENV)
+	python3 -m venv $(LAB_VENV)
+	$(LAB_VENV)/bin/python -m pip install --upgrade pip
+	$(LAB_VENV)/bin/python -m pip install -r requirements.txt -r requirements-lab.txt $(addprefix -r ,$(LAB_SET_$*))
+	$(LAB_VENV)/bin/python -m pip install -e . --no-deps
+	touch $@

@@ -1,7 +1,8 @@
 """Test-suite wiring shared by tests/ and the notebooks of book/ (run through nbval).
 
 Without a CUDA GPU:
-  * tests marked ``@pytest.mark.gpu`` are skipped ("no CUDA GPU");
+  * tests marked ``@pytest.mark.gpu`` are skipped, with the reason (no driver, a driver too old
+    for the installed CUDA wheels, no CuPy, ...);
   * notebook cells tagged ``gpu`` are skipped; every other cell runs and its outputs are
     compared with the recorded ones (the GPU cells are leaves, see tests/test_notebooks_recorded.py).
 With a GPU everything runs, but the outputs of ``gpu`` cells are not compared (timings change from
@@ -43,9 +44,10 @@ def pytest_collection_modifyitems(config, items):
     gpu_items = [i for i in items if i.get_closest_marker("gpu") or _is_gpu_cell(i, cell_type)]
     if not gpu_items:
         return
-    from tcgemm.gpu.device import gpu_available
+    from tcgemm.gpu.device import gpu_unavailable_reason
 
-    have_gpu = gpu_available()
+    why_not = gpu_unavailable_reason()
+    have_gpu = why_not is None
     for item in gpu_items:
         notebook_cell = _is_gpu_cell(item, cell_type)
         if have_gpu:
@@ -53,6 +55,6 @@ def pytest_collection_modifyitems(config, items):
                 item.options["check"] = False  # what nbval-ignore-output sets
         elif notebook_cell:
             item.add_marker(pytest.mark.skip(
-                reason=f"no CUDA GPU: {Path(str(item.fspath)).name} {item.name} is tagged '{GPU_TAG}'"))
+                reason=f"{Path(str(item.fspath)).name} {item.name} is tagged '{GPU_TAG}': {why_not}"))
         else:
-            item.add_marker(pytest.mark.skip(reason="no CUDA GPU"))
+            item.add_marker(pytest.mark.skip(reason=why_not))

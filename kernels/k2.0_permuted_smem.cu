@@ -76,7 +76,7 @@ extern "C" __global__ void permuted_smem(const __half *A, const __half *B, float
             &B[(block_n + ld_row) * K + k0 + ld_chunk * CHUNK]);
         __syncthreads();
 
-        // The A fragment is reloaded for every B tile: fewer live registers, more ldmatrix.
+        // Both fragments reloaded for every mma that uses them: fewer live registers, more ldmatrix.
         for (int tm = 0; tm < TILES_M; ++tm)
             for (int tn = 0; tn < TILES_N; ++tn)
                 for (int ks = 0; ks < K_STEPS; ++ks) {

@@ -1,6 +1,7 @@
-// Kernel 4.0: warp tiles of 64 x 64 (4 x 8 mma tiles) in a 128 x 256 block tile. Per k16 step a
-// warp now reads 128 bytes of shared memory per mma instead of 192 (Kernel 3.1's 64 x 32), and the
-// stages live in dynamic shared memory, so BK and N_STAGES are set per GPU by the launcher.
+// Kernel 4.0: Kernel 3.6 with warp tiles of 64 x 64 (4 x 8 mma tiles) in a 128 x 256 block tile. Per
+// k16 slice a warp now reads 128 bytes of shared memory per mma instead of 192 (the 64 x 32 warp
+// tiles of Kernels 3.1 to 3.6). A and B tiles now differ in height: each has its own stage size and
+// copy count. The 128 accumulators per thread leave no room in 128 registers: one block per SM.
 // Block: 256 threads = 8 warps as 2 (M) x 4 (N). K may be any multiple of BK.
 #include "ptx.cuh"
 
@@ -83,6 +84,8 @@ large_warp_tiles(const __half *A, const __half *B, float *C, int M, int N, int K
     const int b_chunk = (lane / 8) % 2;
 
     const int k_tiles = K / BK;
+    // Start the copies of tile `t` into stage t % N_STAGES; commit even when there is nothing to
+    // copy, so that every thread always has exactly one group per tile slot.
     auto load_tile = [&](int t) {
         if (t < k_tiles) {
             const int stage = t % N_STAGES;
@@ -101,9 +104,12 @@ large_warp_tiles(const __half *A, const __half *B, float *C, int M, int N, int K
     for (int t = 0; t < N_STAGES - 1; ++t) load_tile(t);
 
     for (int kt = 0; kt < k_tiles; ++kt) {
+        // Groups committed so far: N_STAGES - 1 + kt. Allowing N_STAGES - 2 in flight means the
+        // oldest kt + 1 have landed, tile kt among them; the barrier makes that true for every
+        // thread's copies, and also means every warp is done with stage (kt - 1) % N_STAGES.
         cp_async_wait<N_STAGES - 2>();
         __syncthreads();
-        load_tile(kt + N_STAGES - 1);
+        load_tile(kt + N_STAGES - 1);   // into stage (kt - 1) % N_STAGES, now free
 
         const uint4 *as = &As[(kt % N_STAGES) * A_STAGE];
         const uint4 *bs = &Bs[(kt % N_STAGES) * B_STAGE];

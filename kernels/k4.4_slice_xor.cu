@@ -102,6 +102,8 @@ slice_xor(const __half *A, const __half *B, float *C, int M, int N, int K) {
     const int b_chunk = (lane / 8) % 2;
 
     const int k_tiles = K / BK;
+    // Start the copies of tile `t` into stage t % N_STAGES; commit even when there is nothing to
+    // copy, so that every thread always has exactly one group per tile slot.
     auto load_tile = [&](int t) {
         if (t < k_tiles) {
             const int stage = t % N_STAGES;

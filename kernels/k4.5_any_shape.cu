@@ -3,6 +3,8 @@
 // and fill their 16 bytes with zeros, which add nothing to the sums; stores past M or N are skipped.
 // Blocks whose tile lies inside C, and K tiles inside K, take the unpredicated path of Kernel 4.4:
 // the test is the same for the whole block, so the warps never diverge on it.
+// SKIP_COPIES=1 / SKIP_SYNC=1 remove the copies / the wait and barrier from the main loop: the result
+// is then wrong, they exist only to measure what the copies and barriers cost.
 // Block: 256 threads = 8 warps as 2 (M) x 4 (N).
 #include "ptx.cuh"
 
@@ -14,6 +16,12 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
+#endif
+#ifndef SKIP_COPIES
+#define SKIP_COPIES 0
+#endif
+#ifndef SKIP_SYNC
+#define SKIP_SYNC 0
 #endif
 static_assert(N_STAGES >= 2, "a ring buffer needs at least two stages");
 static_assert(BK == 32 || BK == 64, "a tile row is half or all of a 128-byte shared line");
@@ -97,6 +105,8 @@ any_shape(const __half *A, const __half *B, float *C, int M, int N, int K) {
     const int b_chunk = (lane / 8) % 2;
 
     const int k_tiles = (K + BK - 1) / BK;
+    // Start the copies of tile `t` into stage t % N_STAGES; commit even when there is nothing to
+    // copy, so that every thread always has exactly one group per tile slot.
     auto load_tile = [&](int t) {
         if (t < k_tiles) {
             const int stage = t % N_STAGES;
@@ -155,15 +165,20 @@ any_shape(const __half *A, const __half *B, float *C, int M, int N, int K) {
 #pragma unroll
         for (int ks = 0; ks < K_STEPS; ++ks) {
             // Copies into stage (kt - 1) % N_STAGES, free since the barrier at the end of tile kt - 1.
-            if (ks == 0) load_tile(kt + N_STAGES - 1);
+            if (ks == 0) {
+                if (SKIP_COPIES) cp_async_commit();
+                else load_tile(kt + N_STAGES - 1);
+            }
             const int cur = ks % 2, next = (ks + 1) % 2;
             if (ks + 1 < K_STEPS) {
                 load_fragments(a[next], b[next], kt, ks + 1);
             } else if (kt + 1 < k_tiles) {
                 // Tile kt + 1 must have landed, for every thread, before its first slice is read;
                 // after this barrier no warp reads stage kt % N_STAGES' older slices any more.
-                cp_async_wait<N_STAGES - 2>();
-                __syncthreads();
+                if (!SKIP_SYNC) {
+                    cp_async_wait<N_STAGES - 2>();
+                    __syncthreads();
+                }
                 load_fragments(a[next], b[next], kt + 1, 0);
             }
             for (int tm = 0; tm < TILES_M; ++tm)

@@ -8,4 +8,8 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNEL_DIR = ROOT / "kernels"
+# The CUDA sources: the checkout's kernels/ when this package runs from a checkout (plain or
+# `pip install -e .`), else the copy a built wheel ships as package data (setup.py maps kernels/ to
+# tcgemm/kernels/).
+_IN_CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "kernels").is_dir()
+KERNEL_DIR = ROOT / "kernels" if _IN_CHECKOUT else Path(__file__).resolve().parent / "kernels"

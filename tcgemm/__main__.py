@@ -2,11 +2,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+import textwrap
 
 from tcgemm.catalog import GEMM_KERNELS, all_sources
 from tcgemm.errors import TcgemmError
+
+
+def field(name: str, text: str, width: int = 78) -> None:
+    """One `name  text` line of `info`, wrapped under its text (terminals and the book's text column)."""
+    print(textwrap.fill(text, width, initial_indent=f"{name:<15}", subsequent_indent=" " * 15))
 
 
 def cmd_info(args) -> int:
@@ -15,65 +20,49 @@ def cmd_info(args) -> int:
     from tcgemm.hw import lower_bound_seconds, peak_for
 
     info = device_info()
-    print(f"GPU            {info.name} ({info.arch}), {info.sm_count} SMs, boost clock {info.sm_clock_mhz:.0f} MHz")
-    print(f"memory         {info.memory_bytes / 2**30:.1f} GiB, L2 {info.l2_bytes / 2**20:.0f} MiB, "
-          f"shared memory per block {info.shared_mem_per_block // 1024} KiB "
-          f"(opt-in {info.shared_mem_per_block_optin // 1024} KiB)")
-    print(f"software       CUDA runtime {info.cuda_runtime}, driver {info.cuda_driver}, CuPy {info.cupy_version}")
+    field("GPU", f"{info.name} ({info.arch}), {info.sm_count} SMs, boost clock {info.sm_clock_mhz:.0f} MHz")
+    field("memory", f"{info.memory_bytes / 2**30:.1f} GiB, L2 {info.l2_bytes / 2**20:.0f} MiB, shared memory "
+          f"per block {info.shared_mem_per_block // 1024} KiB (opt-in {info.shared_mem_per_block_optin // 1024} KiB)")
+    field("software", f"CUDA runtime {info.cuda_runtime}, driver {info.cuda_driver}, CuPy {info.cupy_version}")
     peak = peak_for(info.name)
     if peak:
         bound = lower_bound_seconds(4096, 4096, 4096, peak.tflops)
-        print(f"peak           {peak.tflops} TFLOP/s fp16 in / fp32 accumulate ({peak.source})")
-        print(f"4096^3 bound   {bound * 1e6:.0f} us at that peak")
+        field("peak", f"{peak.tflops} TFLOP/s fp16 in / fp32 accumulate ({peak.source})")
+        field("4096^3 bound", f"{bound * 1e6:.0f} us at that peak")
     else:
-        print("peak           unknown for this GPU: tables will show n/a for % of peak")
+        field("peak", "unknown for this GPU: tables leave out % of peak")
     for source in all_sources():
         load_module(source)
-        print(f"compile        kernels/{source}: OK ({info.arch})")
+        field("compile", f"kernels/{source}: OK ({info.arch})")
     return 0
 
 
 def cmd_bench(args) -> int:
     from tcgemm.catalog import keys_for
-    from tcgemm.gpu import ffma_ceiling
-    from tcgemm.gpu.bench import CUBLAS, CUBLAS_SGEMM, bench
-    from tcgemm.gpu.ceiling import measure
+    from tcgemm.gpu.bench import GROUPS, compare
     from tcgemm.gpu.device import device_info
-    from tcgemm.hw import peak_for
-    from tcgemm.report import format_table, table_rows
+    from tcgemm import results
 
     M, N, K = args.mnk if args.mnk else (args.size,) * 3
     info = device_info()
-    peak = peak_for(info.name)
     keys = args.kernels or list(GEMM_KERNELS)
-    groups = [  # (input dtype, heading, baseline, datasheet peak, measured ceiling function, its column name)
-        ("float16", "Tensor Cores: fp16 in, fp32 accumulate", CUBLAS, peak.tflops if peak else None,
-         measure, "mma.sync"),
-        ("float32", "CUDA cores (SGEMM): fp32 in, fp32 accumulate, FFMA", CUBLAS_SGEMM, peak.fp32 if peak else None,
-         ffma_ceiling.measure, "FFMA"),
-    ]
     print(f"{info.name} ({info.arch}); C = A @ B, M={M} N={N} K={K}")
-    report, passed = {"device": info.as_dict(), "M": M, "N": N, "K": K, "groups": []}, True
-    for dtype, heading, baseline, peak_tflops, ceiling_fn, ceiling_name in groups:
+    json_path = results.json_path(args.json, info.name) if args.json else None   # before the minutes of timing
+    groups, passed = [], True
+    for dtype, group in GROUPS.items():
         group_keys = [k for k in keys if k in keys_for(dtype)]
         if not group_keys:
             continue
-        print(f"\n== {heading}")
-        ceiling = ceiling_fn()
-        print(ceiling)
-        results = bench(group_keys, M, N, K, reps=args.reps, warmup=args.warmup, log=print)
-        passed &= all(r.passed for r in results)
+        print(f"\n== {group.heading}")
+        comparison = compare(group_keys, M, N, K, reps=args.reps, warmup=args.warmup, ceiling=True, log=print)
+        passed &= all(r.passed for r in comparison.results)
         print()
-        print(format_table(results, baseline, peak_tflops, ceiling.tflops, ceiling_name))
-        if peak_tflops:
-            print(f"% peak: of {peak_tflops} TFLOP/s ({peak.label}, datasheet)")
-        print(f"% {ceiling_name}: of {ceiling.tflops:.1f} TFLOP/s, the {ceiling_name} ceiling measured in this run")
-        report["groups"].append({"inputs": dtype, "heading": heading, "baseline": baseline,
-                                 "ceiling": ceiling_name, "ceiling_tflops": ceiling.tflops,
-                                 "rows": table_rows(results, baseline, peak_tflops, ceiling.tflops)})
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+        print(comparison.table)
+        groups.append(results.bench_group(dtype, group.heading, group.baseline, comparison.results,
+                                          comparison.peak_tflops, group.ceiling_name, comparison.ceiling_tflops))
+    if json_path:
+        doc = results.document(info.as_dict(), M, N, K, args.reps, args.warmup, groups)
+        print(f"\nwrote {results.write(doc, json_path)} ({results.SCHEMA})")
     return 0 if passed else 1
 
 
@@ -87,7 +76,9 @@ def main(argv=None) -> int:
     b.add_argument("--kernels", nargs="*", choices=list(GEMM_KERNELS))
     b.add_argument("--reps", type=int, default=50)
     b.add_argument("--warmup", type=int, default=10)
-    b.add_argument("--json", help="also write the table as JSON to this file")
+    b.add_argument("--json", metavar="PATH",
+                   help="also write the results as JSON (schema in tcgemm/results.py): to PATH, or for a folder "
+                        "such as results/ to results/<gpu>.json, named after the GPU")
     args = parser.parse_args(argv)
     try:
         return {"info": cmd_info, "bench": cmd_bench}[args.command](args)

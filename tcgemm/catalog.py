@@ -11,18 +11,21 @@ The C signature is  extern "C" __global__ void entry(const IN *A, const IN *B, O
 
 Pipelined kernels are compiled with -DN_STAGES (and -DBK when their stages live in dynamic shared
 memory); `configs` lists their (tile_k, stages) choices, fastest first, and `for_smem` picks the
-first that fits a GPU's shared memory per block. `switches` lists other -D macros a kernel accepts
-(each 0 by default); `with_switches` turns them on for one variant, e.g. to measure an alternative.
+first that fits a GPU's shared memory per block (`configured`: on a target architecture of
+tcgemm.arch). `switches` lists other -D macros a kernel accepts (each 0 by default);
+`with_switches` turns them on for one variant, e.g. to measure an alternative.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from tcgemm.arch import TARGET_ARCHS, arch_limits
 from tcgemm.errors import OperandError
 
 
 # Memory order ("C" row-major, "F" column-major) of A and of B, by input dtype.
 OPERAND_ORDERS = {"float16": ("C", "F"), "float32": ("F", "C")}
+ITEMSIZE = {"float16": 2, "float32": 4}
 
 
 @dataclass(frozen=True)
@@ -61,9 +64,16 @@ class GemmKernel:
         return (-(-N // self.tile_n), -(-M // self.tile_m), 1)
 
     @property
+    def flop_per_global_byte(self) -> float:
+        """FLOP per byte of A and B one block copies from global memory: each K step brings a
+        tile_m x tile_k slice of A and a tile_k x tile_n slice of B for 2 tile_m tile_n tile_k FLOP."""
+        return 2 * self.tile_m * self.tile_n / (ITEMSIZE[self.in_dtype] * (self.tile_m + self.tile_n))
+
+    @property
     def smem_bytes(self) -> int:
-        """Dynamic shared memory per block: every stage of the A and B tiles, fp16."""
-        return 2 * (self.tile_m + self.tile_n) * self.tile_k * self.stages if self.dynamic_smem else 0
+        """Dynamic shared memory per block: every stage of the A and B tiles."""
+        tiles = ITEMSIZE[self.in_dtype] * (self.tile_m + self.tile_n) * self.tile_k
+        return tiles * self.stages if self.dynamic_smem else 0
 
     @property
     def defines(self) -> tuple[tuple[str, int], ...]:
@@ -127,6 +137,13 @@ class ProbeKernel:
 # (tile_k, stages) of the 128 x 256 kernels, fastest first on the H100: 192 KB fits sm_90 only,
 # 144 KB fits sm_80 too, 96 KB fits every target (sm_86 and sm_89 allow 99 KB per block).
 BIG_TILE_CONFIGS = ((64, 4), (64, 3), (32, 4))
+# (tile_k, stages) of the 128 x 128 kernels with dynamic shared memory (3.5, 3.6): 96 KB fits every
+# target, and on the H100 it was the fastest of the sweep in book/pipelines.ipynb (two blocks per SM;
+# with 4 stages, 128 KB, one block fits and the kernel is 7% slower).
+MID_TILE_CONFIGS = ((64, 3),)
+# The measurement switches of Kernels 4.4 and 4.5.
+SKIP_SWITCHES = (("SKIP_COPIES", "no copies in the main loop (wrong result: a measurement only)"),
+                 ("SKIP_SYNC", "no wait and barrier in the main loop (wrong result: a measurement only)"))
 
 GEMM_KERNELS: dict[str, GemmKernel] = {
     k.key: k
@@ -169,6 +186,33 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
         ),
         GemmKernel(
+            key="k3.2", title="Kernel 3.2: fragments one k16 slice at a time",
+            entry="fragments_per_slice", block=(16, 16, 1), tile_m=128, tile_n=128, tile_k=32, stages=3,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDGSTS.E.BYPASS"),
+        ),
+        GemmKernel(
+            key="k3.3", title="Kernel 3.3: B fragments in pairs (ldmatrix.x4)",
+            entry="ldmatrix_b_pairs", block=(16, 16, 1), tile_m=128, tile_n=128, tile_k=32, stages=3,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+        ),
+        GemmKernel(
+            key="k3.4", title="Kernel 3.4: 1-D block with launch bounds",
+            entry="flat_block", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=32, stages=3,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+        ),
+        GemmKernel(
+            key="k3.5", title="Kernel 3.5: stages in dynamic shared memory",
+            entry="dynamic_smem", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=32, stages=4,
+            dynamic_smem=True, configs=MID_TILE_CONFIGS,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+        ),
+        GemmKernel(
+            key="k3.6", title="Kernel 3.6: one copy address per operand",
+            entry="copy_offsets", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=32, stages=4,
+            dynamic_smem=True, configs=MID_TILE_CONFIGS,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+        ),
+        GemmKernel(
             key="k4.0", title="Kernel 4.0: 64 x 64 warp tiles, 128 x 256 blocks",
             entry="large_warp_tiles", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
@@ -197,14 +241,14 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             key="k4.4", title="Kernel 4.4: ldmatrix addresses by XOR",
             entry="slice_xor", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
-            switches=(("SKIP_COPIES", "no copies in the main loop (wrong result: a measurement only)"),
-                      ("SKIP_SYNC", "no wait and barrier in the main loop (wrong result: a measurement only)")),
+            switches=SKIP_SWITCHES,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
             key="k4.5", title="Kernel 4.5: any shape",
             entry="any_shape", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS, any_shape=True,
+            switches=SKIP_SWITCHES,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
@@ -256,19 +300,24 @@ PROBES: dict[str, ProbeKernel] = {
     ),
 }
 
-# The architectures the book targets, with the shared memory one block may use (bytes, opt-in max).
-TARGET_ARCHS = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 227 * 1024}
-
-
 def all_sources() -> list[str]:
     """Every .cu file the catalog knows, in teaching order."""
     names = [k.source for k in GEMM_KERNELS.values()] + [p.source for p in PROBES.values()]
     return list(dict.fromkeys(names))
 
 
+def configured(key: str, arch: str | None = None) -> GemmKernel:
+    """Kernel `key` in the configuration its launcher picks on `arch` (one of TARGET_ARCHS), from the
+    shared memory one block may use there; None: on the target that allows the most."""
+    if key not in GEMM_KERNELS:
+        raise KeyError(f"unknown kernel {key!r}; the kernels are: {', '.join(GEMM_KERNELS)}")
+    archs = TARGET_ARCHS if arch is None else (arch,)
+    return GEMM_KERNELS[key].for_smem(max(arch_limits(a).max_smem_per_block for a in archs))
+
+
 def defines_for(source: str, arch: str) -> tuple[tuple[str, int], ...]:
     """The -D macros the launcher compiles kernels/<source> with on `arch` (probes: none)."""
     for k in GEMM_KERNELS.values():
         if k.source == source:
-            return k.for_smem(TARGET_ARCHS[arch]).defines
+            return configured(k.key, arch).defines
     return ()

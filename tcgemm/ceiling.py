@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from tcgemm.fragments.layouts import mma_layout
+from tcgemm.hw import MMA_FLOP
 
 CHAINS = 8                  # must match CHAINS in kernels/probe_mma_ceiling.cu
-MMA_FLOP = 2 * 16 * 8 * 16  # one m16n8k16
 MAX_ITERS = 1 << 14
 
 A_LAYOUT = mma_layout("m16n8k16", "A", "f16", "f32")

@@ -1,9 +1,11 @@
 """Tensor Core peaks of the GPUs readers use, and the time bounds they imply. Pure module.
 
-Peaks are dense (no 2:4 sparsity) FP16-input, FP32-accumulate Tensor Core rates at the boost clock,
-in TFLOP/s, as NVIDIA publishes them. GeForce parts run FP32 accumulation at half their FP16-accumulate
-rate; data-centre parts run both at the same rate. `fp32` is the CUDA-core FP32 (FFMA, non-tensor)
-rate, the peak of the SGEMM kernels. The figures are datasheet numbers, not measurements.
+Peaks are dense (no 2:4 sparsity) FP16-input, FP32-accumulate Tensor Core rates in TFLOP/s, as NVIDIA
+publishes them, each at the clock NVIDIA computes it with (`tensor_clock_mhz`, where stated). That is not
+always the highest clock the driver reports: the H100 SXM5's 989.4 TFLOP/s is 132 SMs x 4096 FLOP per
+clock x 1830 MHz, while its driver reports a boost clock of 1980 MHz. GeForce parts run FP32
+accumulation at half their FP16-accumulate rate; data-centre parts run both at the same rate. `fp32` is
+the CUDA-core FP32 (FFMA, non-tensor) rate, the peak of the SGEMM kernels. The figures are datasheet numbers, not measurements.
 """
 from __future__ import annotations
 
@@ -17,23 +19,28 @@ class Peak:
     tflops: float
     source: str
     fp32: float | None = None
+    tensor_clock_mhz: float | None = None   # the SM clock the published Tensor Core peak assumes
 
 
 # (pattern matched against the CUDA device name, peak). First match wins: keep specific names first.
 _PEAKS: tuple[tuple[str, Peak], ...] = (
     (r"RTX 4090", Peak("GeForce RTX 4090", 165.2,
-                       "NVIDIA Ada Lovelace GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense", fp32=82.6)),
+                       "NVIDIA Ada Lovelace GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense", fp32=82.6,
+                       tensor_clock_mhz=2520)),
     (r"RTX 3090", Peak("GeForce RTX 3090", 71.0,
-                       "NVIDIA Ampere GA102 GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense", fp32=35.6)),
+                       "NVIDIA Ampere GA102 GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense", fp32=35.6,
+                       tensor_clock_mhz=1695)),
     (r"\bA100\b", Peak("A100 (SXM4 or PCIe)", 312.0,
-                       "NVIDIA A100 Tensor Core GPU datasheet: FP16 Tensor Core, dense", fp32=19.5)),
+                       "NVIDIA A100 Tensor Core GPU datasheet: FP16 Tensor Core, dense", fp32=19.5,
+                       tensor_clock_mhz=1410)),
     (r"\bA10\b", Peak("A10", 125.0, "NVIDIA A10 datasheet: FP16 Tensor Core, dense", fp32=31.2)),
     (r"\bL4\b", Peak("L4", 121.0, "NVIDIA L4 datasheet: FP16 Tensor Core 242 TFLOP/s with sparsity, halved", fp32=30.3)),
     (r"H100.*PCIe", Peak("H100 PCIe", 756.5,
                          "NVIDIA H100 datasheet: FP16 Tensor Core 1,513 TFLOP/s with sparsity, halved", fp32=51.2)),
     (r"H100.*NVL", Peak("H100 NVL", 835.5,
                         "NVIDIA H100 datasheet: FP16 Tensor Core 1,671 TFLOP/s with sparsity, halved", fp32=60.0)),
-    (r"H100", Peak("H100 SXM5", 989.4, "NVIDIA H100 Tensor Core GPU architecture whitepaper: FP16 Tensor, dense", fp32=66.9)),
+    (r"H100", Peak("H100 SXM5", 989.4, "NVIDIA H100 Tensor Core GPU architecture whitepaper: FP16 Tensor, dense", fp32=66.9,
+                   tensor_clock_mhz=1830)),
     (r"H200", Peak("H200 SXM", 989.4,
                    "NVIDIA H200 datasheet: FP16 Tensor Core 1,979 TFLOP/s with sparsity, halved", fp32=66.9)),
 )
@@ -51,9 +58,27 @@ def peak_for(device_name: str) -> Peak | None:
     return None
 
 
+def tensor_flop_per_clock_per_sm(peak: Peak, sm_count: int) -> float | None:
+    """Dense fp16-in, fp32-accumulate FLOP one SM completes per clock at the published peak, or None
+    where NVIDIA states no clock for it."""
+    if peak.tensor_clock_mhz is None:
+        return None
+    return flop_per_clock_per_sm(peak.tflops, sm_count, peak.tensor_clock_mhz)
+
+
+def flop_per_clock_per_sm(tflops: float, sm_count: int, clock_mhz: float) -> float:
+    """FLOP one SM completes per clock when `sm_count` SMs at `clock_mhz` run at `tflops` TFLOP/s."""
+    if min(tflops, sm_count, clock_mhz) <= 0:
+        raise ValueError(f"tflops, sm_count and clock_mhz must be positive, got {tflops}, {sm_count}, {clock_mhz}")
+    return tflops * 1e12 / (sm_count * clock_mhz * 1e6)
+
+
 def gemm_flops(M: int, N: int, K: int) -> int:
     """Floating-point operations of C = A @ B, counting one multiply-add as two."""
     return 2 * M * N * K
+
+
+MMA_FLOP = gemm_flops(16, 8, 16)   # one mma.sync m16n8k16, the instruction of the book's kernels
 
 
 def lower_bound_seconds(M: int, N: int, K: int, peak_tflops: float) -> float:

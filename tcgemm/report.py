@@ -1,11 +1,15 @@
-"""Bench arithmetic and the results table. Pure module: numbers in, text and figures out."""
+"""Bench arithmetic and the results tables. Pure module: numbers in, tables and figures out."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+import textwrap
+from dataclasses import dataclass
 
 import numpy as np
 
-from tcgemm.hw import tflops
+from tcgemm.check import Check
+from tcgemm.hw import known_peaks, lower_bound_seconds, tflops
+from tcgemm.table import Column, Table
 
 
 @dataclass(frozen=True)
@@ -43,11 +47,19 @@ class BenchResult:
     timing: Timing
     passed: bool
     check: str = ""
-    extra: dict = field(default_factory=dict)
+    key: str = ""           # the catalog key (or "cublas", "cublas-sgemm") it was run as
 
     @property
     def tflops(self) -> float:
         return tflops(self.M, self.N, self.K, self.timing.median)
+
+
+BAR_LABEL_CHARS = 30    # bar_chart wraps kernel names longer than this
+
+
+def size_label(M: int, N: int, K: int) -> str:
+    """'4096³' for a cube, else '4096×512×1024'."""
+    return f"{M}³" if M == N == K else f"{M}×{N}×{K}"
 
 
 def percent(part: float, whole: float | None) -> float | None:
@@ -76,58 +88,86 @@ def table_rows(results: list[BenchResult], baseline: str | None, peak_tflops: fl
     return rows
 
 
-def _fmt_pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.1f}%"
-
-
-def format_table(results: list[BenchResult], baseline: str | None = "cuBLAS",
-                 peak_tflops: float | None = None, ceiling_tflops: float | None = None,
-                 ceiling_name: str = "mma.sync") -> str:
-    """The results as a text table; the "% <ceiling_name>" column appears when a ceiling is given."""
+def bench_table(results: list[BenchResult], baseline: str | None = None, peak_tflops: float | None = None,
+                ceiling_tflops: float | None = None, ceiling_name: str = "mma.sync",
+                baseline_label: str = "baseline", caption: str = "", notes=()) -> Table:
+    """The results as a Table: median time, its spread (half the interquartile range), TFLOP/s, and
+    TFLOP/s as a share of the baseline's, of the datasheet peak and of the measured ceiling (each
+    column only when that reference is given)."""
     rows = table_rows(results, baseline, peak_tflops, ceiling_tflops)
-    with_ceiling = ceiling_tflops is not None
-    header = ["Kernel", "Time (us)", "IQR", "TFLOP/s", f"% {baseline or 'baseline'}", "% peak",
-              *([f"% {ceiling_name}"] if with_ceiling else []), "Check"]
-    body = [[r["kernel"], f"{r['time_us']:.0f}", f"±{r['spread_pct'] / 2:.1f}%", f"{r['tflops']:.1f}",
-             _fmt_pct(r["pct_baseline"]), _fmt_pct(r["pct_peak"]),
-             *([_fmt_pct(r["pct_ceiling"])] if with_ceiling else []), r["check"]] for r in rows]
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(b) for b in body)])
+    shares = [(f"% {name}", field) for name, field, given in [
+        (baseline_label, "pct_baseline", baseline is not None), ("peak", "pct_peak", peak_tflops is not None),
+        (ceiling_name, "pct_ceiling", ceiling_tflops is not None)] if given]
+    columns = [Column("Kernel"), Column("µs", ".0f"), Column("±", ".1f", unit="%"), Column("TFLOP/s", ".1f"),
+               *(Column(name, ".1f") for name, _ in shares), Column("Check")]
+    body = [[r["kernel"], r["time_us"], r["spread_pct"] / 2, r["tflops"], *(r[field] for _, field in shares),
+             r["check"]] for r in rows]
+    return Table(columns, body, caption, notes)
+
+
+def peak_table(M: int, N: int, K: int) -> Table:
+    """The datasheet peak of each GPU tcgemm knows, and the shortest time of an M x N x K GEMM at it."""
+    rows = [[p.label, p.tflops, lower_bound_seconds(M, N, K, p.tflops) * 1e6, p.source] for p in known_peaks()]
+    return Table([Column("GPU"), Column("Peak TFLOP/s", ".1f"), Column(f"Bound at {size_label(M, N, K)} (µs)", ".0f"),
+                  Column("Source")], rows)
+
+
+def checks_table(checks: list[tuple[str, tuple[int, int, int], Check]]) -> Table:
+    """(kernel, (M, N, K), Check) triples as a Table; each kernel's tolerances in a note below."""
+    rows = [[name, "×".join(map(str, mnk)), c.rel_fro, c.rel_max,
+             "PASS" if c.passed else f"FAIL: {c.reason}"] for name, mnk, c in checks]
+    by_tolerance: dict[tuple[float, float], list[str]] = {}
+    for name, _, c in checks:
+        names = by_tolerance.setdefault((c.tol_fro, c.tol_max), [])
+        if name not in names:
+            names.append(name)
+    notes = [f"{', '.join(names)}: PASS when the relative Frobenius error is at most {fro:.0e} and the "
+             f"largest element error at most {biggest:.0e} of max |reference|"
+             for (fro, biggest), names in by_tolerance.items()]
+    return Table([Column("Kernel"), Column("M×N×K", align="right"), Column("Rel. Frobenius error", ".2e"),
+                  Column("Max error / max |ref|", ".2e"), Column("Check")], rows, notes=notes)
 
 
 def bar_chart(results: list[BenchResult], peak_tflops: float | None = None, title: str | None = None):
-    """Horizontal bars of TFLOP/s per kernel, with the datasheet peak as a dashed line."""
-    import matplotlib.pyplot as plt
+    """Horizontal bars of TFLOP/s per kernel, with the datasheet peak as a dashed line. A Figure outside
+    pyplot's state: a notebook shows it once, as the value of the cell."""
+    from tcgemm.style import COLUMN_WIDTH_IN, new_figure
 
-    names = [r.name for r in results]
+    names = [textwrap.fill(r.name, BAR_LABEL_CHARS) for r in results]   # long kernel names on 2-3 lines
     values = [r.tflops for r in results]
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(results) + 1.2))
+    lines = max(name.count("\n") + 1 for name in names)
+    # As wide as the book's text column, so that it is shown unscaled.
+    fig = new_figure(COLUMN_WIDTH_IN, (0.25 + 0.14 * lines) * len(results) + 1.3, layout="constrained")
+    ax = fig.subplots()
     colors = ["#0072B2" if r.passed else "#D55E00" for r in results]
     bars = ax.barh(names, values, color=colors)
+    ax.tick_params(axis="y", labelsize=9)
     ax.invert_yaxis()
     for bar, v in zip(bars, values):
         ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {v:.1f}", va="center", fontsize=9)
     if peak_tflops:
         ax.axvline(peak_tflops, color="#444444", linestyle="--", linewidth=1)
-        ax.text(peak_tflops, -0.6, " datasheet peak", fontsize=8, color="#444444", va="bottom")
+        # Along the line, inside the axes, at the bottom: clear of the title and of the bar labels
+        # (the fastest bars are not at the peak).
+        ax.text(peak_tflops, 0.02, "datasheet peak ", transform=ax.get_xaxis_transform(), rotation=90,
+                ha="right", va="bottom", fontsize=8, color="#444444")
     ax.set_xlabel("TFLOP/s (median of repeated runs)")
     if title:
         ax.set_title(title)
     ax.set_xlim(0, max(values + [peak_tflops or 0]) * 1.15)
-    fig.tight_layout()
     return fig
 
 
 def sweep_figure(rows: list[dict], title: str | None = None):
     """TFLOP/s of a kernel and of cuBLAS per shape, one panel per family of shapes.
     rows: dicts with 'family', 'label', 'kernel_tflops', 'cublas_tflops' (in plotting order)."""
-    from matplotlib.figure import Figure
+    from tcgemm.style import COLUMN_WIDTH_IN, new_figure
 
     families = list(dict.fromkeys(r["family"] for r in rows))
-    fig = Figure(figsize=(4.2 * len(families), 3.6), layout="constrained")
-    axes = fig.subplots(1, len(families), squeeze=False)[0]
+    # As wide as the book's text column, each panel as wide as its shapes need.
+    fig = new_figure(COLUMN_WIDTH_IN, 3.6, layout="constrained")
+    axes = fig.subplots(1, len(families), squeeze=False,
+                        width_ratios=[sum(r["family"] == f for r in rows) + 1 for f in families])[0]
     for ax, family in zip(axes, families):
         sel = [r for r in rows if r["family"] == family]
         x = range(len(sel))
@@ -144,15 +184,46 @@ def sweep_figure(rows: list[dict], title: str | None = None):
     return fig
 
 
-def format_stall_samples(by_opcode: dict[str, dict[str, int]], top: int = 6) -> str:
-    """tcgemm.gpu.ncu.stall_samples as text: the opcodes holding most warp samples, each with its
+def sweep_table(rows: list[dict], kernel: str = "Kernel") -> Table:
+    """tcgemm.gpu.bench.size_sweep's rows as a Table: both rates per shape, the kernel's as % of cuBLAS."""
+    body = [[r["family"], r["label"].replace("x", "×"), r["kernel_tflops"], r["cublas_tflops"],
+             percent(r["kernel_tflops"], r["cublas_tflops"]),
+             "skipped" if r["skipped"] else "PASS" if r["passed"] else "FAIL"] for r in rows]
+    return Table([Column("Shapes"), Column("M×N×K", align="right"), Column(f"{kernel} TFLOP/s", ".1f"),
+                  Column("cuBLAS TFLOP/s", ".1f"), Column("% cuBLAS", ".1f"), Column("Check")], body)
+
+
+def prediction_table(comparisons, caption: str = "") -> Table:
+    """tcgemm.gpu.ncu.predicted_vs_measured's rows as a Table; metrics this GPU lacks (NaN) in a note."""
+    rows = [[c.metric, c.predicted, c.measured, c.measured - c.predicted]
+            for c in comparisons if not math.isnan(c.measured)]
+    missing = [c.metric for c in comparisons if math.isnan(c.measured)]
+    return Table([Column("ncu metric"), Column("Predicted", ","), Column("Measured", ",.0f"),
+                  Column("Excess", "+,.0f")], rows, caption,
+                 [f"Not available on this GPU: {', '.join(missing)}"] if missing else ())
+
+
+def occupancy_table(compiled) -> Table:
+    """tcgemm.gpu.occupancy.compiled_occupancy results as a Table: each kernel's resources, the blocks
+    per SM the model allows (and what limits them), and the driver's own count."""
+    rows = [[c.spec.title, c.spec.variant, c.model.threads_per_block, c.registers,
+             c.model.smem_per_block / 1024, c.model.blocks_per_sm, c.model.warps_per_sm, c.model.limiter,
+             c.driver_blocks_per_sm] for c in compiled]
+    return Table([Column("Kernel"), Column("Config"), Column("Threads"), Column("Registers"),
+                  Column("Shared KB", ".1f"), Column("Blocks per SM"), Column("Warps per SM"),
+                  Column("Limited by"), Column("Driver: blocks per SM")], rows,
+                 notes=[f"Model: tcgemm.pipelines.occupancy for {compiled[0].model.arch}; driver: "
+                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor"] if compiled else ())
+
+
+def stall_table(by_opcode: dict[str, dict[str, int]], top: int = 6) -> Table:
+    """tcgemm.gpu.ncu.stall_samples as a Table: the opcodes holding most warp samples, each with its
     share of all samples and its three largest reasons (also as shares of all samples)."""
     total = sum(sum(reasons.values()) for reasons in by_opcode.values())
-    if not total:
-        return "no samples"
-    lines = []
-    for op, reasons in sorted(by_opcode.items(), key=lambda kv: -sum(kv[1].values()))[:top]:
+    rows = []
+    for op, reasons in sorted(by_opcode.items(), key=lambda kv: -sum(kv[1].values()))[:top] if total else []:
         main = sorted(reasons.items(), key=lambda kv: -kv[1])[:3]
-        lines.append(f"{op:<8} {100 * sum(reasons.values()) / total:5.1f}% of samples   ("
-                     + ", ".join(f"{r} {100 * n / total:.1f}%" for r, n in main) + ")")
-    return "\n".join(lines)
+        rows.append([op, 100 * sum(reasons.values()) / total,
+                     ", ".join(f"{r} {100 * n / total:.1f}%" for r, n in main)])
+    return Table([Column("Opcode"), Column("% of samples", ".1f"), Column("Largest reasons (% of samples)")],
+                 rows, notes=() if total else ("no samples",))

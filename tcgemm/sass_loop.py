@@ -10,7 +10,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-BRANCH = re.compile(r"\bBRA\s+(?:`\()?(?:\.L_x_\d+\)?)?\s*0x([0-9a-f]+)")
+BRANCH = re.compile(r"\bBRA\b.*?0x([0-9a-f]+)")    # "BRA 0x660" and "BRA `(.L_x_3) 0x660"
+# Integer ALU opcodes (prefixes): the address and index arithmetic of a loop.
+INTEGER = ("IMAD", "LEA", "IADD3", "VIADD", "LOP3", "SHF", "IADD")
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ def loops(code: list[Instruction]) -> list[list[Instruction]]:
     """Every backward-branch loop body, from the branch target to the branch itself."""
     out = []
     for ins in code:
-        m = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", ins.text)
+        m = BRANCH.search(ins.text)
         if m and int(m.group(1), 16) < ins.address:
             target = int(m.group(1), 16)
             out.append([i for i in code if target <= i.address <= ins.address])
@@ -70,3 +72,24 @@ def reuse_flags(body: list[Instruction]) -> int:
 def text(body: list[Instruction]) -> str:
     """The body as cuobjdump-like lines (what tcgemm.sgemm.regbank.parse_ffma reads)."""
     return "\n".join(f"        /*{i.address:04x}*/ {i.text} ;" for i in body)
+
+
+def tally(body: list[Instruction], groups: dict[str, str | tuple[str, ...]]) -> dict[str, int]:
+    """Instructions per group of `body`; a group counts the opcodes that start with one of its
+    prefixes, e.g. {"HMMA": "HMMA", "integer": INTEGER}."""
+    return {name: sum(i.opcode.startswith(prefixes) for i in body) for name, prefixes in groups.items()}
+
+
+def summary(body: list[Instruction], main: str = "FFMA", also: tuple[str, ...] = ("LDS.128",),
+            others: int = 10) -> str:
+    """One line on a loop body: its length, the `main` opcode (and its share), the `also` opcodes,
+    the .reuse flags, then the `others` most frequent remaining opcodes."""
+    counts = opcode_counts(body)
+    n = counts[main]
+    rest = [(op, k) for op, k in counts.most_common() if op != main and op not in also]
+    listed = [f"{op} {k}" for op, k in rest[:others]]
+    if len(rest) > others:
+        listed.append(f"{len(rest) - others} more opcodes")
+    return (f"{len(body)} instructions per K tile, {main} {n} ({100 * n / len(body):.1f}%), "
+            + "".join(f"{op} {counts[op]}, " for op in also)
+            + f".reuse flags {reuse_flags(body)}; others: {', '.join(listed) or 'none'}")

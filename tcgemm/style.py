@@ -1,9 +1,30 @@
-"""Colours shared by every drawing of the book: the Okabe-Ito hues (safe for colour-blind readers),
-the lane colours of the fragment pictures, and WCAG contrast so labels stay readable on any face."""
+"""What every drawing of the book shares: the Okabe-Ito hues (safe for colour-blind readers), the
+lane colours of the fragment pictures, WCAG contrast so labels stay readable on any face, and the
+scale a figure is shown at, so that its smallest text stays legible on the page."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+from matplotlib import rcParams
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+# Width in CSS px of the book's text column in a 1280 px browser window (the theme's article body,
+# measured on a built page). An output image wider than this is shrunk to fit it.
+DISPLAY_COLUMN_PX = 688
+# Pixels per inch of every figure: the inline backend records a figure at its own dpi, cropped to
+# its drawn content (bbox_inches="tight"), one PNG pixel per CSS px.
+RECORD_DPI = 100
+# The smallest text, in CSS px as displayed, that the book's figures may use.
+MIN_DISPLAY_TEXT_PX = 8.0
+# Drawing rules that keep to it: a figure whose drawn content is at most COLUMN_WIDTH_IN wide (the
+# recording adds savefig.pad_inches, 0.1 in, each side) is shown unscaled, and then text of
+# MIN_FONT_PT points is 8.3 px.
+COLUMN_WIDTH_IN = DISPLAY_COLUMN_PX / RECORD_DPI - 0.2
+MIN_FONT_PT = 6.0
 
 # Okabe-Ito hues in groupID order, arranged so that neighbouring groups contrast.
 GROUP_HUES = ("#E69F00", "#0072B2", "#009E73", "#CC79A7",
@@ -47,3 +68,52 @@ def text_color_on(face) -> tuple[float, float, float]:
     """Black or white, whichever contrasts more with ``face``."""
     black, white = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
     return black if contrast_ratio(face, black) >= contrast_ratio(face, white) else white
+
+
+def new_figure(width_in: float, height_in: float, **kwargs) -> Figure:
+    """A pyplot-free Figure of the given size in inches, recorded at RECORD_DPI."""
+    return Figure(figsize=(width_in, height_in), dpi=RECORD_DPI, **kwargs)
+
+
+def recorded_width_px(fig: Figure) -> int:
+    """Width of the PNG a notebook records for ``fig``: IPython's inline display prints it at the
+    figure's dpi, cropped to the drawn content plus savefig.pad_inches (bbox_inches="tight")."""
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    fig.draw_without_rendering()  # runs the layout engine, as printing does
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
+    return int(box.width * fig.dpi)
+
+
+@dataclass(frozen=True)
+class DisplayedText:
+    text: str
+    px: float  # font size in CSS px as shown on the page
+
+
+@dataclass(frozen=True)
+class FigureDisplay:
+    """How a figure appears in the book's text column."""
+    width_px: int    # width of the recorded PNG
+    scale: float     # shown width / recorded width (1 when the PNG fits the column)
+    texts: tuple[DisplayedText, ...]
+
+    @property
+    def smallest(self) -> DisplayedText:
+        return min(self.texts, key=lambda t: t.px)
+
+
+def displayed_text_sizes(fig: Figure, column_px: float = DISPLAY_COLUMN_PX) -> FigureDisplay:
+    """Every visible, non-empty text of ``fig`` with its displayed size: font size (pt) x dpi / 72
+    x min(1, column / PNG width)."""
+    width_px = recorded_width_px(fig)
+    scale = min(1.0, column_px / width_px)
+    # Axes drawn without axis lines (set_axis_off) keep their tick labels but do not draw them.
+    undrawn = {id(t) for ax in fig.axes if not ax.axison for axis in (ax.xaxis, ax.yaxis)
+               for t in axis.findobj(Text)}
+    texts = tuple(DisplayedText(t.get_text(), t.get_fontsize() * fig.dpi / 72 * scale)
+                  for t in fig.findobj(Text)
+                  if t.get_visible() and t.get_text().strip() and id(t) not in undrawn)
+    if not texts:
+        raise ValueError("the figure has no text")
+    return FigureDisplay(width_px, scale, texts)

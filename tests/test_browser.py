@@ -3,6 +3,13 @@ Chromium with no JavaScript error, no failed request and no request to the inter
 the pages load are served from tests/browser/node_modules, pinned there); the bank-conflict explorer
 of book/bank_conflicts shows the counts tcgemm.smem.banks computes.
 
+And what the reader sees, at 1280 px, in the theme's light and its dark mode: no output wider than
+its output area, no progress-bar text, no figure shown narrower than it was drawn for (up to the text
+column, tcgemm.style.DISPLAY_COLUMN_PX), and WCAG AA contrast for every text of the widgets and
+of the output tables.
+tests/browser/presentation.mjs measures; test_presentation_checks_catch_each_problem shows on a
+made-up page that each measurement finds what it looks for.
+
 Needs Debian's chromium, Node.js and `npm ci --prefix tests/browser`; skipped without them unless
 TCGEMM_REQUIRE_BROWSER=1 (CI sets it). Slow: it shares the session's book build (tests/conftest.py).
 """
@@ -16,11 +23,13 @@ import pytest
 
 from tcgemm.fragments.layouts import ldmatrix_address_lane, ldmatrix_layout
 from tcgemm.smem.banks import analyze, ldmatrix_tile, row_major, xor_permuted
+from tcgemm.style import DISPLAY_COLUMN_PX
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER_DIR = ROOT / "tests" / "browser"
 CHROMIUM = os.environ.get("TCGEMM_CHROMIUM", "/usr/bin/chromium")
 NODE_MAJOR = 20  # what playwright-core 1.64 asks for (its "engines")
+MODES = ("light", "dark")  # check_book.mjs's order
 
 EXPLORER_PAGE = "book/bank_conflicts.html"
 # The explorer's presets: its access menu's default, and for each choice of its layout menu the
@@ -56,29 +65,53 @@ def missing_tools() -> list[str]:
     return missing
 
 
-@pytest.fixture(scope="module")
-def browser_report(request, tmp_path_factory) -> dict:
-    """check_book.mjs's JSON report on index.html and every TOC page of the session's build."""
+def require_browser():
     missing = missing_tools()
     if missing:
         message = "browser test needs " + "; ".join(missing)
         if os.environ.get("TCGEMM_REQUIRE_BROWSER") == "1":
             pytest.fail(f"{message} (TCGEMM_REQUIRE_BROWSER=1)")
         pytest.skip(message)
-    built_book = request.getfixturevalue("built_book")  # only now: no build just to skip
-    if built_book.returncode != 0:
-        pytest.fail("the book did not build (see test_book_build.py)")
-    out = tmp_path_factory.mktemp("browser") / "report.json"
-    pages = ["index.html", *built_book.pages]
+
+
+def check_book(html: Path, out: Path, pages: list[str], *options: str) -> dict:
+    """Run check_book.mjs on these pages under html; its JSON report."""
     run = subprocess.run(
-        ["node", str(BROWSER_DIR / "check_book.mjs"), str(built_book.html), str(out),
-         "--explorer", EXPLORER_PAGE, *pages],
+        ["node", str(BROWSER_DIR / "check_book.mjs"), str(html), str(out),
+         "--column-px", str(DISPLAY_COLUMN_PX), *options, *pages],
         capture_output=True, text=True, timeout=60 + 45 * len(pages),
     )
     assert run.returncode == 0 and out.is_file(), f"check_book.mjs failed:\n{run.stdout}{run.stderr}"
     report = json.loads(out.read_text())
     assert sorted(report["pages"]) == sorted(pages), "check_book.mjs did not visit every page"
     return report
+
+
+@pytest.fixture(scope="module")
+def browser_report(request, tmp_path_factory) -> dict:
+    """check_book.mjs's JSON report on index.html and every TOC page of the session's build."""
+    require_browser()
+    built_book = request.getfixturevalue("built_book")  # only now: no build just to skip
+    if built_book.returncode != 0:
+        pytest.fail("the book did not build (see test_book_build.py)")
+    out = tmp_path_factory.mktemp("browser") / "report.json"
+    return check_book(built_book.html, out, ["index.html", *built_book.pages], "--explorer", EXPLORER_PAGE)
+
+
+def findings(report: dict, kind: str, say) -> list[str]:
+    """Every page's `kind` findings (presentation.mjs) in words, each once with the modes it is seen in."""
+    seen: dict[str, list[str]] = {}
+    for page, entry in report["pages"].items():
+        if entry["finalUrl"] != page and entry["finalUrl"] in report["pages"]:
+            continue  # index.html: said once, under the page it goes on to
+        for mode in MODES:
+            for finding in entry["presentation"].get(mode, {}).get(kind, []):  # absent: see the mode test
+                seen.setdefault(f"{page}: {say(finding)}", []).append(mode)
+    return [f"{text} [{', '.join(modes)}]" for text, modes in seen.items()]
+
+
+def in_cell(finding: dict) -> str:
+    return f"cell {finding['cell']} ({finding['source']!r})"
 
 
 @pytest.mark.slow
@@ -118,3 +151,117 @@ def test_lane_picker_lights_up_what_the_layout_says(browser_report):
     assert picker["chosen"] == "9"
     assert f"Lane 9 gives the address of row {row % 8} of matrix {row // 8}." in picker["info"], picker
     assert picker["received"] == layout.elements_per_lane
+
+
+@pytest.mark.slow
+def test_every_page_is_seen_in_light_and_dark_mode_at_the_figures_column(browser_report):
+    """The theme switched with the reader's colour scheme, and its text column is the width the
+    figures are drawn for (tcgemm.style.DISPLAY_COLUMN_PX)."""
+    problems = []
+    for page, entry in browser_report["pages"].items():
+        for mode in MODES:
+            shown = entry["presentation"].get(mode)
+            if shown is None:
+                problems.append(f"{page}: not measured in {mode} mode (see pageErrors)")
+            elif shown["theme"] != mode:
+                problems.append(f"{page}: html[data-theme] is {shown['theme']!r} when the reader asks for {mode}")
+            elif shown["column"] != DISPLAY_COLUMN_PX:
+                problems.append(f"{page} ({mode}): the text column is {shown['column']} px at "
+                                f"{browser_report['viewport']['width']} px, DISPLAY_COLUMN_PX says {DISPLAY_COLUMN_PX}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_results_fit_their_output_area(browser_report):
+    problems = findings(browser_report, "overflows", lambda f: (
+        f"{in_cell(f)}: {'table in ' if f['kind'] == 'table' else ''}{f['element']} is {f['width']} px wide, "
+        f"its output area {f['container']} px: {f['text']!r}"))
+    assert not problems, f"{len(problems)} outputs wider than the text column:\n" + "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_outputs_show_no_progress_bars(browser_report):
+    problems = findings(browser_report, "progress", lambda f: (
+        f"{in_cell(f)}: {f['lines']} progress line(s), such as {f['first']}"))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_figures_are_shown_at_the_scale_they_are_drawn_for(browser_report):
+    """Shown at least min(natural width, DISPLAY_COLUMN_PX) wide (to 1 px): with the figure test of
+    tests/test_figure_legibility.py, no figure text below its minimum size as displayed."""
+    problems = findings(browser_report, "smallFigures", lambda f: (
+        f"{in_cell(f)}: {f['src']} ({f['natural']} px) is shown {f['width']} px wide, at least {f['needed']} needed"))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_widget_and_table_text_contrast_passes_wcag_aa_in_both_modes(browser_report):
+    """Every text of every widget (as recorded and after use) and of every output table, against
+    what it is drawn on."""
+    problems = findings(browser_report, "contrast", lambda f: (
+        f"{f['widget']} ({f['state']}): {f['count']} x {f['element']} such as {f['text']!r}: "
+        f"{f['color']} on {f['background']} (background of {f['backgroundOf']}) is {f['ratio']}:1, "
+        f"WCAG AA needs {f['needed']}:1"))
+    for page, entry in browser_report["pages"].items():
+        for mode in MODES:
+            if entry["widgetViews"] and not entry["presentation"].get(mode, {}).get("textsChecked"):
+                problems.append(f"{page}: {entry['widgetViews']} widget(s) but no widget text measured [{mode}]")
+    assert not problems, "\n".join(problems)
+
+
+# A made-up page with one of each problem (and a harmless twin of each): the theme's mode switch
+# mimicked, a 688 px column, two outputs too wide, two progress lines, a figure shown at 30%, widget
+# and table text that fails in dark mode only, faded text that fails in both, and a disabled button
+# (exempt).
+PROBLEM_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
+  body { margin: 0; font: 13px sans-serif; }
+  html[data-theme="dark"] body { background: #14181e; color: #ced6dd; }
+  article.bd-article { width: 688px; padding: 0 32px; }
+  pre { overflow: auto; }
+  .dim { color: #222; } html[data-theme="dark"] .dim { color: #333; }
+  .faded { opacity: 0.3; }
+  button { color: #ccc; background: #eee; }
+</style><script>
+  const dark = matchMedia("(prefers-color-scheme: dark)");
+  const set = () => { document.documentElement.dataset.theme = dark.matches ? "dark" : "light"; };
+  set(); dark.addEventListener("change", set);
+</script></head><body><article class="bd-article">
+<div class="cell"><div class="cell_input"><pre>print(wide)</pre></div>
+  <div class="cell_output"><pre>{wide}</pre><pre>short line</pre></div></div>
+<div class="cell"><div class="cell_input"><pre>wide_table</pre></div>
+  <div class="cell_output"><div><table><tr><td style="min-width: 900px">wide</td></tr></table></div>
+  <table><tr><td class="dim">narrow</td></tr></table></div></div>
+<div class="cell"><div class="cell_input"><pre>bench()</pre></div>
+  <div class="cell_output"><pre>[######......]  6/12  a kernel\r 50%|#####     | 5/10 [00:01&lt;00:01]\nresult [1, 2]</pre></div></div>
+<div class="cell"><div class="cell_input"><pre>figure()</pre></div>
+  <div class="cell_output"><img src="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='1000' height='50'/%3E" style="width: 300px">
+  <img src="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='200' height='50'/%3E"></div></div>
+<div class="cell"><div class="cell_input"><pre>Widget()</pre></div>
+  <div class="cell_output"><div class="widget-subarea"><div class="tcgemm-widget tcgemm-made-up">
+  <span class="dim">dim in dark</span> <span class="faded">faded</span> <span>fine</span>
+  <button disabled>off</button></div></div></div></div>
+</article></body></html>
+""".replace("{wide}", "x" * 200)
+
+
+def test_presentation_checks_catch_each_problem(tmp_path):
+    require_browser()
+    (tmp_path / "page.html").write_text(PROBLEM_PAGE)
+    report = check_book(tmp_path, tmp_path / "report.json", ["page.html"])
+    entry = report["pages"]["page.html"]
+    assert not entry["pageErrors"], entry["pageErrors"]
+    for mode in MODES:
+        shown = entry["presentation"][mode]
+        assert shown["theme"] == mode and shown["column"] == 688
+        assert [(f["cell"], f["kind"], f["element"]) for f in shown["overflows"]] == [
+            (1, "output", "pre"), (2, "output", "div.cell_output"), (2, "table", "div")], shown["overflows"]
+        assert shown["overflows"][0]["width"] > 688 >= shown["overflows"][0]["container"]
+        assert [(f["cell"], f["lines"]) for f in shown["progress"]] == [(3, 2)], shown["progress"]
+        assert [(f["cell"], f["natural"], f["width"], f["needed"]) for f in shown["smallFigures"]] == [
+            (4, 1000, 300, DISPLAY_COLUMN_PX)], shown["smallFigures"]
+        failing = {f["text"]: f for f in shown["contrast"]}
+        assert sorted(failing) == (["dim in dark", "faded", "narrow"] if mode == "dark" else ["faded"]), \
+            shown["contrast"]
+        assert failing["faded"]["ratio"] < 3 and failing["faded"]["widget"] == "tcgemm-made-up"
+        assert shown["textsChecked"] == 2 * (3 + 2)  # widget, tables; as recorded and after use

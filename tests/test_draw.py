@@ -8,8 +8,12 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from tcgemm.fragments.draw import fragment_grid, lane_legend, ldmatrix_figure, mma_product_figure  # noqa: E402
-from tcgemm.style import MUTED_FACE, contrast_ratio, lane_color, relative_luminance  # noqa: E402
+from tcgemm.fragments.draw import (  # noqa: E402
+    fragment_grid, lane_legend, ldmatrix_figure, mma_product_figure, product_splits_a,
+)
+from tcgemm.style import (  # noqa: E402
+    COLUMN_WIDTH_IN, MIN_FONT_PT, MUTED_FACE, contrast_ratio, lane_color, relative_luminance,
+)
 from tcgemm.fragments.layouts import (  # noqa: E402
     MMA_VARIANTS,
     ldmatrix_address_lane,
@@ -146,12 +150,12 @@ def test_highlight_greys_out_other_lanes():
 
 
 def grid_axes(fig):
-    """The axes drawing cells, by (rows, cols)."""
+    """The axes drawing cells: (rows, first column, columns) of each."""
     found = {}
     for ax in fig.axes:
         if cell_texts(ax):
-            rows, cols = int(ax.get_ylim()[0]), int(ax.get_xlim()[1])
-            found[ax] = (rows, cols)
+            (first, end), rows = ax.get_xlim(), int(ax.get_ylim()[0])
+            found[ax] = (rows, int(first), int(end - first))
     return found
 
 
@@ -161,33 +165,74 @@ def all_fonts_at_least(fig, size):
     return min(sizes) >= size
 
 
+def cell_inches(fig, ax, grid):
+    """(width, height) in inches of one cell of a grid axes."""
+    width, height = fig.get_size_inches()
+    box = ax.get_position()
+    return box.width * width / grid[2], box.height * height / grid[0]
+
+
 @pytest.mark.parametrize("key", MMA_VARIANTS)
-def test_product_figure_lines_up_a_b_and_c(key):
+def test_product_figure_fits_the_column_with_equal_cells(key):
     shape, ab_type, acc_type = MMA_VARIANTS[key]
     fig = mma_product_figure(shape, ab_type, acc_type)
     assert ptx_instruction(key) in fig._suptitle.get_text()
-    width, height = fig.get_size_inches()
-    assert width <= 10.01
+    assert fig.get_size_inches()[0] <= COLUMN_WIDTH_IN + 1e-9
+    grids = grid_axes(fig)
+    sizes = [cell_inches(fig, ax, grid) for ax, grid in grids.items()]
+    assert all(size == pytest.approx(sizes[0]) for size in sizes)
+    assert all_fonts_at_least(fig, MIN_FONT_PT)
+
+
+@pytest.mark.parametrize("key", [k for k, (shape, *_) in MMA_VARIANTS.items() if not product_splits_a(shape)])
+def test_product_figure_lines_up_a_b_and_c(key):
+    shape, ab_type, acc_type = MMA_VARIANTS[key]
+    fig = mma_product_figure(shape, ab_type, acc_type)
     m, n, k = 16, 8, int(shape.split("k")[1])
     grids = grid_axes(fig)
     assert len(grids) == 3
     ax_a = min(grids, key=lambda ax: ax.get_position().x0)
     ax_c, ax_b = sorted((ax for ax in grids if ax is not ax_a),
                         key=lambda ax: ax.get_position().y0)
-    assert (grids[ax_a], grids[ax_b], grids[ax_c]) == ((m, k), (k, n), (m, n))
+    assert (grids[ax_a], grids[ax_b], grids[ax_c]) == ((m, 0, k), (k, 0, n), (m, 0, n))
     boxes = {name: ax.get_position() for name, ax in (("A", ax_a), ("B", ax_b), ("C", ax_c))}
-    sizes = {
-        name: (box.width * width / grids[ax][1], box.height * height / grids[ax][0])
-        for (name, box), ax in zip(boxes.items(), (ax_a, ax_b, ax_c))
-    }
-    assert sizes["A"] == pytest.approx(sizes["B"])
-    assert sizes["C"] == pytest.approx(sizes["B"])
     assert boxes["A"].y0 == pytest.approx(boxes["C"].y0)
     assert boxes["A"].y1 == pytest.approx(boxes["C"].y1)
     assert boxes["B"].x0 == pytest.approx(boxes["C"].x0)
     assert boxes["B"].x1 == pytest.approx(boxes["C"].x1)
     assert boxes["B"].y0 > boxes["C"].y1 and boxes["A"].x1 < boxes["C"].x0
-    assert all_fonts_at_least(fig, 6)
+
+
+def test_m16n8k32_product_splits_a_at_half_k_beside_b_and_keeps_every_cell():
+    assert product_splits_a("m16n8k32") and not product_splits_a("m16n8k16")
+    fig = mma_product_figure("m16n8k32", "s8", "s32")
+    grids = grid_axes(fig)
+    by_shape = {grid: ax for ax, grid in grids.items()}
+    assert set(by_shape) == {(16, 0, 16), (16, 16, 16), (32, 0, 8), (16, 0, 8)}
+    a_low, a_high = by_shape[(16, 0, 16)], by_shape[(16, 16, 16)]
+    b, c = by_shape[(32, 0, 8)], by_shape[(16, 0, 8)]
+    box = {name: ax.get_position() for name, ax in (("lo", a_low), ("hi", a_high), ("B", b), ("C", c))}
+    assert box["lo"].y0 > box["hi"].y1 and box["lo"].x0 == pytest.approx(box["hi"].x0)
+    assert box["lo"].y1 == pytest.approx(box["B"].y1) and box["B"].x0 > box["lo"].x1
+    assert box["C"].y1 < box["B"].y0 and box["C"].x0 == pytest.approx(box["B"].x0)
+    a = mma_layout("m16n8k32", "A", "s8", "s32")
+    who = owners(a)
+    for ax in (a_low, a_high):
+        for text in cell_texts(ax):
+            x, y = text.get_position()
+            lane, element = who[(int(y), int(x))]
+            assert text.get_text() == f"T{lane}\na{element}\nR{element // 4}"
+    assert len(cell_texts(a_low)) + len(cell_texts(a_high)) == 16 * 32
+
+
+def test_fragment_grid_draws_a_range_of_columns_labelled_by_their_index():
+    layout = mma_layout("m16n8k32", "A", "s8", "s32")
+    ax = fragment_grid(layout, columns=range(16, 32)).axes[0]
+    assert ax.get_xlim() == (16, 32)
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(c) for c in range(16, 32)]
+    assert {int(t.get_position()[0]) for t in cell_texts(ax)} == set(range(16, 32))
+    with pytest.raises(ValueError, match="contiguous range"):
+        fragment_grid(layout, columns=range(0, 40))
 
 
 def test_figures_for_every_ldmatrix_form_and_legend_have_readable_fonts():

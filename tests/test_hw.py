@@ -45,3 +45,29 @@ def test_bad_arguments():
         hw.lower_bound_seconds(16, 16, 16, -1)
     with pytest.raises(ValueError, match="K=20"):
         hw.mma_count(16, 8, 20)
+
+
+@pytest.mark.parametrize("name, sm_count, flop_per_clock", [
+    ("NVIDIA H100 80GB HBM3", 132, 4096),      # 989.4 TFLOP/s = 132 x 4096 x 1830 MHz
+    ("NVIDIA A100-SXM4-80GB", 108, 2048),
+    ("NVIDIA GeForce RTX 4090", 128, 512),     # fp32 accumulation: half the fp16-accumulate rate
+    ("NVIDIA GeForce RTX 3090", 82, 512),
+])
+def test_published_peaks_are_whole_flop_per_clock(name, sm_count, flop_per_clock):
+    per_clock = hw.tensor_flop_per_clock_per_sm(hw.peak_for(name), sm_count)
+    assert per_clock == pytest.approx(flop_per_clock, rel=3e-3)
+
+
+def test_no_clock_no_flop_per_clock():
+    assert hw.tensor_flop_per_clock_per_sm(hw.peak_for("NVIDIA L4"), 58) is None
+    with pytest.raises(ValueError, match="sm_count"):
+        hw.tensor_flop_per_clock_per_sm(hw.peak_for("NVIDIA H100 80GB HBM3"), 0)
+
+
+def test_flop_per_clock_per_sm_of_a_measured_rate():
+    # the pipelines chapter: the H100's measured 639.0 TFLOP/s mma.sync ceiling at its 1980 MHz boost clock
+    per_clock = hw.flop_per_clock_per_sm(639.0, 132, 1980)
+    assert per_clock == pytest.approx(639e12 / (132 * 1.98e9)) and f"{per_clock / hw.MMA_FLOP:.2f}" == "0.60"
+    assert hw.MMA_FLOP == 2 * 16 * 8 * 16
+    with pytest.raises(ValueError, match="must be positive"):
+        hw.flop_per_clock_per_sm(639.0, 132, 0)

@@ -1,9 +1,6 @@
 """tcgemm.smem.kernel_smem against the kernels' own constants, hand counts, and the H100 counters the
-book recorded; tcgemm.gpu.ncu's metric table and retry logic with a fake ncu. No GPU needed."""
-import math
-from pathlib import Path
+book recorded. No GPU needed."""
 import re
-import subprocess
 from collections import Counter
 
 import numpy as np
@@ -11,10 +8,9 @@ import pytest
 
 from tcgemm import KERNEL_DIR
 from tcgemm.smem.banks import analyze
-from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS, keys_for
+from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS, configured, keys_for
 from tcgemm.errors import OperandError
-from tcgemm.gpu import ncu
-from tcgemm.smem.kernel_smem import OPS, block_step, configured, predict
+from tcgemm.smem.kernel_smem import OPS, block_step, count, predict
 
 KEYS = keys_for("float16")   # the Tensor Core kernels; the SGEMM ones are modelled in sgemm_layout
 ARCHS = [None, *TARGET_ARCHS]
@@ -37,6 +33,14 @@ def words(instrs):
         for lane in np.flatnonzero(ins.access.active):
             for word in ins.access.words(int(lane)):
                 out[ins.warp, ins.array, int(lane), int(word)] += 1
+    return out
+
+
+def words_per_warp(instrs):
+    """Multiset of (warp, array, 4-byte word) that the loads touch, whichever lane reads it."""
+    out = Counter()
+    for (warp, array, _lane, word), n in words(instrs).items():
+        out[warp, array, word] += n
     return out
 
 
@@ -98,18 +102,41 @@ def test_each_step_stores_the_tiles_once_and_each_warp_reads_its_rows(key, arch)
             assert len(set(read.values())) == 1, (array, warp)
 
 
-PERMUTED = ["k2.0", "k2.1", "k3.0", "k3.1", "k4.0", "k4.1", "k4.2", "k4.3", "k4.4", "k4.5"]
+PERMUTED = ["k2.0", "k2.1", *(k for k in KEYS if GEMM_KERNELS[k].stages)]   # 2.x and every pipelined kernel
+
+
+def same_instructions(a, b):
+    """Two block-steps issue the same instructions: warp, array, op and every lane's address."""
+    assert len(a) == len(b)
+    for old, new in zip(a, b):
+        assert (old.warp, old.array, old.op) == (new.warp, new.array, new.op)
+        assert np.array_equal(old.access.addresses, new.access.addresses)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_slice_xor_addresses_equal_permuted_chunk(arch):
     """Kernel 4.4 computes slice ks's ldmatrix address as slice 0's XOR ks << 5 (plus 16-row tiles);
     every lane of every warp must then read exactly what permuted_chunk gives (Kernel 4.3)."""
-    by_formula, by_xor = block_step("k4.3", arch=arch), block_step("k4.4", arch=arch)
-    assert len(by_formula) == len(by_xor)
-    for old, new in zip(by_formula, by_xor):
-        assert (old.warp, old.array, old.op) == (new.warp, new.array, new.op)
-        assert np.array_equal(old.access.addresses, new.access.addresses)
+    same_instructions(block_step("k4.3", arch=arch), block_step("k4.4", arch=arch))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_copy_offsets_equal_permuted_chunk(arch):
+    """Kernel 3.6 addresses copy i as copy 0's slot plus i sweeps of ROWS_PER_LOAD rows; every lane of
+    every warp must then write exactly where permuted_chunk puts that row (Kernel 3.5), for both BK."""
+    assert configured("k3.5", arch).tile_k == configured("k3.6", arch).tile_k
+    same_instructions(block_step("k3.5", arch=arch), block_step("k3.6", arch=arch))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_b_pairs_read_the_same_words_in_fewer_ldmatrix(arch):
+    """Kernel 3.3 loads two B fragments per ldmatrix.x4 where 3.2 issues two .x2: every warp reads the
+    same words as often, in 3/4 of the ldmatrix (4 of A + 2 of B per slice instead of 4 + 4) and with
+    the same number of wavefronts, all conflict-free."""
+    x2, x4 = (ldsm(block_step(k, arch=arch), "As") + ldsm(block_step(k, arch=arch), "Bs") for k in ("k3.2", "k3.3"))
+    assert words_per_warp(x2) == words_per_warp(x4)
+    assert 3 * len(x2) == 4 * len(x4)
+    assert count(x2).ldsm.wavefronts == count(x4).ldsm.wavefronts and count(x4).ldsm.conflicts == 0
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -229,76 +256,6 @@ def test_bad_arguments_raise():
         predict("cublas", 64, 64, 32)
 
 
-# --- tcgemm.gpu.ncu without a GPU --------------------------------------------------------------
-
-def test_metric_table_is_consistent():
-    assert set(ncu.PREDICTED_BY) <= set(ncu.METRICS) and ncu.OPTIONAL <= set(ncu.METRICS)
-    assert len(set(ncu.METRICS.values())) == len(ncu.METRICS)
-    for name, (ops, quantity) in ncu.PREDICTED_BY.items():
-        assert set(ops) <= set(OPS) and quantity in ("requests", "wavefronts", "conflicts"), name
-    for metric in ncu.METRICS.values():
-        assert re.fullmatch(r"[a-z0-9]+__[a-z0-9_]+\.(sum|max)", metric), metric
-
-
-def fake_ncu(monkeypatch, missing=(), name_it=True, values=None):
-    """A fake _run: rejects any run that asks for a metric in `missing` (naming it in its message
-    when `name_it`), else prints ncu's raw CSV with `values` (default 1.0 each)."""
-    calls = []
-
-    def run(_ncu, metrics, key, M, N, K):
-        calls.append(list(metrics))
-        bad = [m for m in metrics if m in missing]
-        if bad:
-            said = f"==ERROR== Failed to find metric regex:^{bad[0].split('.')[0]}$" if name_it else "==ERROR== failed"
-            return subprocess.CompletedProcess([], 1, stdout="", stderr=said)
-        header = ",".join(f'"{c}"' for c in ["ID", "Kernel Name", *metrics])
-        units = ",".join('""' for _ in range(2 + len(metrics)))
-        row = ",".join(['"0"', '"k"', *(f'"{(values or {}).get(m, 1.0):,}"' for m in metrics)])
-        return subprocess.CompletedProcess([], 0, stdout=f"==PROF== x\n{header}\n{units}\n{row}\n", stderr="")
-
-    monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
-    monkeypatch.setattr(ncu, "_run", run)
-    return calls
-
-
-def test_profile_drops_the_missing_optional_metrics_it_is_told_of(monkeypatch):
-    gone = ncu.METRICS["smem_ldsm_wavefronts"]
-    calls = fake_ncu(monkeypatch, missing={gone})
-    counters = ncu.profile("k2.0", 64, 64, 32)
-    assert counters["dropped"] == ["smem_ldsm_wavefronts"] and len(calls) == 2
-    assert math.isnan(counters["smem_ldsm_wavefronts"])
-    assert counters["smem_ldsm_conflicts"] == 1.0   # ..._op_ldsm is not ..._op_ld: kept
-    assert counters["smem_ld_wavefronts"] == 1.0 and counters["kernels"] == ["k"]
-
-
-def test_profile_drops_every_optional_metric_when_not_told_which(monkeypatch):
-    calls = fake_ncu(monkeypatch, missing={ncu.METRICS["gmma"]}, name_it=False)
-    counters = ncu.profile("k1.0", 64, 64, 32)
-    assert sorted(counters["dropped"]) == sorted(ncu.OPTIONAL) and len(calls) == 2
-    assert not set(calls[1]) & {ncu.METRICS[n] for n in ncu.OPTIONAL}
-    assert counters["hmma"] == 1.0
-
-
-def test_profile_gives_up_when_a_required_metric_is_missing(monkeypatch):
-    calls = fake_ncu(monkeypatch, missing={ncu.METRICS["hmma"]})
-    with pytest.raises(ncu.NcuUnavailable, match="did not profile"):
-        ncu.profile("k1.0", 64, 64, 32)
-    assert len(calls) == 2   # once with everything, once without the optional metrics
-
-
-def test_predicted_vs_measured_sets_each_counter_beside_its_prediction(monkeypatch):
-    counts = predict("hgemm", 64, 64, 32, arch="sm_90")
-    values = {ncu.METRICS["smem_ld_wavefronts"]: 7.0}
-    fake_ncu(monkeypatch, missing={ncu.METRICS["smem_ldsm_inst_sass"]}, values=values)
-    rows = {r.counter: r for r in ncu.predicted_vs_measured("hgemm", 64, 64, 32, arch="sm_90")}
-    assert set(rows) == set(ncu.PREDICTED_BY)
-    assert rows["smem_ld_wavefronts"].predicted == counts.ld.wavefronts + counts.ldsm.wavefronts
-    assert rows["smem_ld_wavefronts"].measured == 7.0
-    assert rows["smem_ldsm_inst"].predicted == counts.ldsm.requests
-    assert rows["smem_st_conflicts"].metric == ncu.METRICS["smem_st_conflicts"]
-    assert math.isnan(rows["smem_ldsm_inst_sass"].measured)
-
-
 def test_bigger_warp_tiles_read_fewer_shared_bytes_per_mma():
     """The prediction behind Kernel 4.0: ldmatrix bytes per mma fall from 192 (64 x 32 warp tile)
     to 128 (64 x 64), and the permuted layout keeps every one conflict-free for BK = 32 and 64."""
@@ -307,17 +264,6 @@ def test_bigger_warp_tiles_read_fewer_shared_bytes_per_mma():
         counts = predict(key, k.tile_m, k.tile_n, k.tile_k, arch=arch)
         mmas = (k.tile_m // 16) * (k.tile_n // 8) * (k.tile_k // 16)
         return counts.ldsm.wavefronts * 128 / mmas
-    assert bytes_per_mma("k3.1", "sm_90") == 192
+    assert {bytes_per_mma(k, "sm_90") for k in ("k3.1", "k3.2", "k3.3", "k3.4", "k3.5", "k3.6")} == {192}
     assert bytes_per_mma("k4.0", "sm_90") == 128 == bytes_per_mma("k4.0", "sm_89")
     assert configured("k4.0", "sm_90").tile_k == 64 and configured("k4.0", "sm_89").tile_k == 32
-
-
-def test_stall_samples_by_opcode_reads_ncus_source_page():
-    """Six rows of a real `ncu --page source --csv` export (Kernel 4.2 on the H100), summed by opcode."""
-    text = (Path(__file__).parent / "data" / "ncu_source_page.csv").read_text()
-    by_op = ncu.stall_samples_by_opcode(text)
-    assert set(by_op) == {"LDSM", "HMMA", "LDGSTS", "STG"}
-    assert by_op["STG"] == {"lg": 128 + 37, "not_selected": 2}
-    assert by_op["LDGSTS"] == {"dispatch": 133, "selected": 23, "wait": 17}   # "@P0" predicate skipped
-    assert by_op["HMMA"]["math"] == 184 + 366 and by_op["HMMA"]["short_sb"] == 128
-    assert by_op["LDSM"] == {"barrier": 37, "not_selected": 1}

@@ -8,8 +8,10 @@ import subprocess
 import pytest
 
 from tcgemm import KERNEL_DIR
+from tcgemm.arch import ARCH_LIMITS
+from tcgemm.catalog import GEMM_KERNELS, defines_for
 from tcgemm.gpu.nvrtc_offline import cuda_tool
-from tcgemm.pipelines.occupancy import ARCH_LIMITS, occupancy, parse_res_usage
+from tcgemm.pipelines.occupancy import occupancy, parse_res_usage
 
 
 def test_arch_limits():
@@ -87,7 +89,7 @@ def test_zero_blocks_when_registers_cannot_fit():
 
 
 @pytest.mark.parametrize("args, message", [
-    (("sm_75", 128, 32, 0), "unknown arch 'sm_75'; known: sm_80, sm_86, sm_89, sm_90"),
+    (("sm_75", 128, 32, 0), "unknown arch 'sm_75'; the book targets sm_80, sm_86, sm_89, sm_90"),
     (("sm_80", 0, 32, 0), "positive multiple of 32 and at most 1024, got 0"),
     (("sm_80", 100, 32, 0), "positive multiple of 32 and at most 1024, got 100"),
     (("sm_80", 1056, 32, 0), "positive multiple of 32 and at most 1024, got 1056"),
@@ -164,16 +166,35 @@ KERNEL_SMEM = 2 * 64 * 4 * 16
 RESERVE_IN_SHARED = {"sm_80": 0, "sm_90": 1024}
 
 
-@pytest.mark.parametrize("arch", list(RESERVE_IN_SHARED))
-def test_kernel_2_1_resources(tmp_path, arch):
+def resources(tmp_path, spec, arch):
+    """`cuobjdump -res-usage` of a catalog kernel compiled by nvcc for `arch` as its launcher configures
+    it there, parsed: (usage of its entry, the listing)."""
     nvcc, cuobjdump = _require("nvcc"), _require("cuobjdump")
-    cubin = tmp_path / f"k.{arch}.cubin"
-    done = subprocess.run([nvcc, "-cubin", f"-arch={arch}", "-I", str(KERNEL_DIR), "-o", str(cubin),
-                           str(KERNEL_DIR / "k2.1_permuted_smem_a_once.cu")], capture_output=True, text=True)
-    assert done.returncode == 0, f"nvcc failed for {arch}:\n{done.stderr}"
+    cubin = tmp_path / f"{spec.key}.{arch}.cubin"
+    defines = [f"-D{name}={value}" for name, value in defines_for(spec.source, arch)]
+    done = subprocess.run([nvcc, "-cubin", f"-arch={arch}", "-I", str(KERNEL_DIR), *defines, "-o", str(cubin),
+                           str(KERNEL_DIR / spec.source)], capture_output=True, text=True)
+    assert done.returncode == 0, f"nvcc failed on {spec.source} for {arch}:\n{done.stderr}"
     listing = subprocess.run([cuobjdump, "-res-usage", str(cubin)], check=True, capture_output=True,
                              text=True).stdout
-    usage = parse_res_usage(listing)["permuted_smem_a_once"]
+    return parse_res_usage(listing)[spec.entry], listing
+
+
+@pytest.mark.parametrize("arch", list(RESERVE_IN_SHARED))
+def test_kernel_2_1_resources(tmp_path, arch):
+    usage, listing = resources(tmp_path, GEMM_KERNELS["k2.1"], arch)
     assert usage["shared"] == KERNEL_SMEM + RESERVE_IN_SHARED[arch], listing
     assert 0 < usage["registers"] <= 255 and usage["local"] == 0, listing
     assert occupancy(arch, 256, usage["registers"], KERNEL_SMEM).blocks_per_sm >= 1
+
+
+@pytest.mark.parametrize("arch", list(RESERVE_IN_SHARED))
+def test_registers_allow_two_blocks_per_sm_until_kernel_4_0(tmp_path, arch):
+    """Kernels 3.1 to 3.6 keep within 128 registers per thread, so registers leave room for two blocks
+    of 256 threads per SM (3.1 to 3.3 by ptxas's choice, 3.4 on by __launch_bounds__(256, 2)); the
+    64 x 64 warp tiles of 4.0 need more: one block."""
+    for key in ("k3.1", "k3.2", "k3.3", "k3.4", "k3.5", "k3.6", "k4.0"):
+        spec = GEMM_KERNELS[key]
+        usage, _ = resources(tmp_path, spec, arch)
+        blocks = occupancy(arch, spec.threads, usage["registers"], 0).blocks_by_regs
+        assert (blocks, usage["local"]) == (1 if key == "k4.0" else 2, 0), (key, usage)

@@ -206,4 +206,6 @@ def test_parse_ffma_refuses_a_malformed_line():
 
 def test_registers_of_every_named_case_are_distinct():
     for name in regbank.NUMBERINGS:
-        regbank.numbering_named(name)   # Numbering validates on construction
+        n = regbank.numbering_named(name)
+        registers = [*n.c.ravel(), *n.a, *n.b]
+        assert len(set(registers)) == len(registers) == 80, name

@@ -56,7 +56,9 @@ def test_every_choice_is_accepted():
     for name, values in CHOICES.items():
         for value in values:
             setattr(w, name, value)
+            assert getattr(w, name) == value and w.key() in CASES
     w.step = 64
+    assert w.step == 64
 
 
 def test_palette_is_the_drawings_bank_colours():
@@ -65,7 +67,8 @@ def test_palette_is_the_drawings_bank_colours():
         int(255 * v) for v in text_color_on(to_rgb(GROUP_HUES[1])))
 
 
-def test_module_has_one_default_export_and_the_root_class():
+def test_module_has_one_default_export_and_the_root_classes():
     esm = RegbankStepper._esm
     assert esm.count("export default") == 1 and "function element(" in esm
-    assert "tcgemm-regbank-stepper" in esm and ".tcgemm-regbank-stepper" in RegbankStepper._css
+    assert '"tcgemm-widget tcgemm-regbank-stepper"' in esm
+    assert ".tcgemm-widget {" in RegbankStepper._css and ".tcgemm-regbank-grid" in RegbankStepper._css

@@ -1,10 +1,10 @@
 import pytest
 
-from tcgemm.report import BenchResult, format_table, summarize, table_rows
+from tcgemm.report import BenchResult, bench_table, summarize, table_rows
 
 
-def result(name, seconds, passed=True):
-    return BenchResult(name, 4096, 4096, 4096, summarize([seconds] * 3), passed)
+def result(name, seconds, passed=True, key=""):
+    return BenchResult(name, 4096, 4096, 4096, summarize([seconds] * 3), passed, key=key)
 
 
 def test_summarize_median_and_quartiles():
@@ -30,30 +30,139 @@ def test_rows_reproduce_the_seed_table():
 
 
 def test_table_text_and_unknown_peak():
-    text = format_table([result("cuBLAS", 1e-3), result("k", 2e-3, passed=False)], "cuBLAS", None)
-    lines = text.splitlines()
-    assert lines[0].split()[:2] == ["Kernel", "Time"]
-    assert "50.0%" in lines[3] and "n/a" in lines[3] and "FAIL" in lines[3]
-    assert "2000" in lines[3]
+    table = bench_table([result("cuBLAS", 1e-3), result("k", 2e-3, passed=False)], "cuBLAS", None,
+                        baseline_label="cuBLAS")
+    assert [c.name for c in table.columns] == ["Kernel", "µs", "±", "TFLOP/s", "% cuBLAS", "Check"]
+    lines = str(table).splitlines()
+    assert lines[0].split()[:2] == ["Kernel", "µs"]
+    assert "50.0" in lines[3] and "FAIL" in lines[3] and "2000" in lines[3]
+    assert table.column("% cuBLAS") == [pytest.approx(100.0), pytest.approx(50.0)]
 
 
 def test_ceiling_column_only_when_a_ceiling_is_given():
     results = [result("cuBLAS", 1e-3), result("k", 2e-3)]
-    plain = format_table(results, "cuBLAS", 100.0)
-    assert "% mma.sync" not in plain
-    lines = format_table(results, "cuBLAS", 100.0, ceiling_tflops=274.9).splitlines()
-    assert "% mma.sync" in lines[0]
+    plain = bench_table(results, "cuBLAS", 100.0)
+    assert [c.name for c in plain.columns][4:] == ["% baseline", "% peak", "Check"]
+    table = bench_table(results, "cuBLAS", 100.0, ceiling_tflops=274.9)
+    assert "% mma.sync" in str(table).splitlines()[0]
     rows = table_rows(results, "cuBLAS", 100.0, 274.9)
     assert rows[0]["pct_ceiling"] == pytest.approx(100 * rows[0]["tflops"] / 274.9)
-    assert f"{rows[1]['pct_ceiling']:.1f}%" in lines[3]
+    assert f"{rows[1]['pct_ceiling']:.1f}" in str(table).splitlines()[3]
+    assert "% mma.sync" in table._repr_html_()
 
 
-def test_format_stall_samples_orders_opcodes_and_reasons_by_share():
-    from tcgemm.report import format_stall_samples
-    text = format_stall_samples({"STG": {"lg": 30, "wait": 10}, "HMMA": {"math": 40, "wait": 15, "selected": 5},
-                                 "LDSM": {"barrier": 0}}, top=2)
-    lines = text.splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("HMMA") and "60.0% of samples" in lines[0] and "(math 40.0%, wait 15.0%, selected 5.0%)" in lines[0]
-    assert lines[1].startswith("STG") and "40.0% of samples" in lines[1] and "(lg 30.0%, wait 10.0%)" in lines[1]
-    assert format_stall_samples({}) == "no samples"
+def test_stall_table_orders_opcodes_and_reasons_by_share():
+    from tcgemm.report import stall_table
+    table = stall_table({"STG": {"lg": 30, "wait": 10}, "HMMA": {"math": 40, "wait": 15, "selected": 5},
+                         "LDSM": {"barrier": 0}}, top=2)
+    assert table.column("Opcode") == ["HMMA", "STG"]
+    assert table.column("% of samples") == [pytest.approx(60.0), pytest.approx(40.0)]
+    assert table.rows[0][2] == "math 40.0%, wait 15.0%, selected 5.0%" and table.rows[1][2] == "lg 30.0%, wait 10.0%"
+    empty = stall_table({})
+    assert not empty.rows and empty.notes == ("no samples",)
+
+
+def test_peak_table_bounds():
+    from tcgemm.hw import known_peaks
+    from tcgemm.report import peak_table
+    table = peak_table(4096, 4096, 4096)
+    assert table.column("GPU") == [p.label for p in known_peaks()]
+    h100 = table.column("GPU").index("H100 SXM5")
+    assert table.rows[h100][2] == pytest.approx(2 * 4096 ** 3 / 989.4e12 * 1e6)   # 139 us
+
+
+def test_checks_table_names_failures_and_tolerances():
+    import numpy as np
+    from tcgemm.check import compare
+    from tcgemm.report import checks_table
+    ref = np.linspace(1, 2, 64).reshape(8, 8)
+    good, fp16, bad = compare(ref + 1e-7, ref), compare(ref + 1e-3, ref, "float16"), compare(ref + 1, ref)
+    table = checks_table([("Kernel 1.0", (256, 512, 128), good), ("HGEMM", (64, 64, 64), fp16),
+                          ("Kernel 1.0", (64, 64, 32), bad)])
+    assert table.column("M×N×K") == ["256×512×128", "64×64×64", "64×64×32"]
+    assert table.column("Check")[:2] == ["PASS", "PASS"] and table.column("Check")[2].startswith("FAIL: Frobenius")
+    assert len(table.notes) == 2 and table.notes[0].startswith("Kernel 1.0: ") and "1e-04" in table.notes[0]
+    assert table.notes[1].startswith("HGEMM: ") and "1e-02" in table.notes[1]
+
+
+def comparison(ceiling=None):
+    from types import SimpleNamespace
+    from tcgemm.gpu.bench import Comparison
+    from tcgemm.hw import peak_for
+    results = (result("cuBLAS (cublasGemmEx)", 1e-3, key="cublas"), result("Kernel A", 4e-3, key="ka"),
+               result("Kernel B", 2e-3, key="kb"), result("Kernel C", 1.6e-3, key="kc"))
+    return Comparison("NVIDIA H100 80GB HBM3", "float16", 4096, 4096, 4096, results, peak_for("H100 SXM"),
+                      ceiling and SimpleNamespace(tflops=ceiling))
+
+
+def test_comparison_table_and_speedups():
+    c = comparison(ceiling=700.0)
+    table = c.table
+    assert [col.name for col in table.columns] == ["Kernel", "µs", "±", "TFLOP/s", "% cuBLAS", "% peak",
+                                                   "% mma.sync", "Check"]
+    assert table.caption.startswith("NVIDIA H100 80GB HBM3, C = A @ B at 4096³")
+    assert any("989.4 TFLOP/s (H100 SXM5, datasheet)" in n for n in table.notes)
+    assert any("700.0 TFLOP/s" in n for n in table.notes)
+    assert c.result("kb").name == "Kernel B" and [r.key for r in c.kernels] == ["ka", "kb", "kc"]
+    with pytest.raises(KeyError, match="'kz'"):
+        c.result("kz")
+    steps = c.speedups()
+    assert steps.column("Kernel") == ["Kernel B", "Kernel C"]
+    assert steps.column("Speedup over the kernel above") == [pytest.approx(2.0), pytest.approx(1.25)]
+    against_a = c.speedups("ka")
+    assert against_a.column("Speedup over Kernel A") == [pytest.approx(1.0), pytest.approx(2.0), pytest.approx(2.5)]
+    assert "% mma.sync" not in [col.name for col in comparison().table.columns]
+
+
+def test_bar_chart_is_one_figure_outside_pyplot():
+    import matplotlib.pyplot as plt
+    from tcgemm.report import bar_chart
+    before = plt.get_fignums()
+    c = comparison()
+    fig = c.figure()
+    assert plt.get_fignums() == before       # pyplot would show it a second time at the end of a cell
+    ax = fig.axes[0]
+    assert ax.get_title() == "NVIDIA H100 80GB HBM3, 4096³\nTensor Cores: fp16 in, fp32 accumulate"
+    label = next(t for t in ax.texts if "datasheet peak" in t.get_text())
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    assert not label.get_window_extent(renderer).overlaps(ax.title.get_window_extent(renderer))
+    assert all(t.get_fontsize() >= 8 for t in ax.texts)
+    without_peak = bar_chart(list(c.results)).axes[0].texts
+    assert len(without_peak) == len(c.results) and not any("datasheet" in t.get_text() for t in without_peak)
+
+
+def test_sweep_table_shows_skipped_shapes_as_missing():
+    from tcgemm.report import sweep_table
+    rows = [{"family": "square", "label": "512x512x512", "kernel_tflops": 50.0, "cublas_tflops": 100.0,
+             "skipped": False, "passed": True},
+            {"family": "odd", "label": "77x8192x4096", "kernel_tflops": float("nan"), "cublas_tflops": 80.0,
+             "skipped": True, "passed": True}]
+    table = sweep_table(rows, "Kernel 4.5")
+    assert table.column("% cuBLAS")[0] == pytest.approx(50.0) and table.column("Check") == ["PASS", "skipped"]
+    assert str(table).splitlines()[3].split() == ["odd", "77×8192×4096", "n/a", "80.0", "n/a", "skipped"]
+
+
+def test_prediction_table_puts_missing_metrics_in_a_note():
+    from collections import namedtuple
+    from tcgemm.report import prediction_table
+    Row = namedtuple("Row", "counter metric predicted measured")
+    table = prediction_table([Row("a", "l1tex__a.sum", 1024, 1100.0), Row("b", "smsp__b.sum", 5, float("nan"))],
+                             "Kernel 2.0 at 4096³")
+    assert table.rows == (("l1tex__a.sum", 1024, 1100.0, 76.0),)
+    assert str(table).splitlines()[3].split() == ["l1tex__a.sum", "1,024", "1,100", "+76"]
+    assert table.notes == ("Not available on this GPU: smsp__b.sum",)
+
+
+def test_occupancy_table_rows():
+    from types import SimpleNamespace
+    from tcgemm.catalog import GEMM_KERNELS
+    from tcgemm.pipelines.occupancy import occupancy
+    from tcgemm.report import occupancy_table
+    spec = GEMM_KERNELS["k3.0"]
+    model = occupancy("sm_90", 128, 96, 40 * 1024)
+    table = occupancy_table([SimpleNamespace(spec=spec, registers=96, model=model, driver_blocks_per_sm=5)])
+    assert table.rows[0] == (spec.title, spec.variant, 128, 96, 40.0, model.blocks_per_sm, model.warps_per_sm,
+                             model.limiter, 5)
+    assert "sm_90" in table.notes[0] and not occupancy_table([]).rows

@@ -104,14 +104,38 @@ def test_claims_can_fail(sass, arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_kernel_2_1_loads_each_fragment_once(sass, arch):
-    """Kernel 2.0 reloads A for every B tile; 2.1 loads each fragment once. ptxas for sm_90 merges
-    2.0's repeated ldmatrix by itself, so there the two kernels issue the same number (the README
-    explains why they tie on an H100); before Hopper 2.0 keeps twice as many."""
-    count = lambda source: sass[(source, arch)].count("LDSM.16.M88.4")
+@pytest.mark.parametrize("ldsm", ["LDSM.16.M88.4", "LDSM.16.M88.2"])
+def test_kernel_2_1_loads_each_fragment_once(sass, arch, ldsm):
+    """Kernel 2.0 reloads both fragments (A by .x4, B by .x2) for every mma; 2.1 loads each once.
+    ptxas for sm_90 removes 2.0's repeated ldmatrix of A and of B by itself, so there the two
+    kernels issue the same number of each (the README explains why they tie on an H100); before
+    Hopper 2.0 keeps twice as many of each."""
+    count = lambda source: sass[(source, arch)].count(ldsm)
     k20, k21 = count(GEMM_KERNELS["k2.0"].source), count(GEMM_KERNELS["k2.1"].source)
     assert k21 > 0
-    assert k20 == (k21 if arch == "sm_90" else 2 * k21), (arch, k20, k21)
+    assert k20 == (k21 if arch == "sm_90" else 2 * k21), (arch, ldsm, k20, k21)
+
+
+def main_loop(sass, key: str, arch: str):
+    """The opcodes of a GEMM kernel's main loop (the backward-branch loop with the most HMMA), in order."""
+    from tcgemm import sass_loop
+
+    spec = GEMM_KERNELS[key]
+    return [i.opcode for i in sass_loop.hot_loop(sass[spec.source, arch], spec.entry, "HMMA")]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_kernel_3_2_compiles_to_kernel_3_1s_main_loop(sass, arch):
+    """3.2 loads the fragments one k16 slice at a time in the source; ptxas schedules the SASS itself and
+    emits 3.1's main loop, opcode for opcode (only which accumulator each HMMA updates differs)."""
+    assert main_loop(sass, "k3.1", arch) == main_loop(sass, "k3.2", arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_kernel_3_3_loads_b_fragments_in_pairs(sass, arch):
+    """Per K tile (2 slices) 3.2 issues 8 ldmatrix.x4 (A) and 8 .x2 (B); 3.3 loads B two n-tiles per .x4."""
+    count = lambda key: [main_loop(sass, key, arch).count(op) for op in ("LDSM.16.M88.4", "LDSM.16.M88.2")]
+    assert count("k3.2") == [8, 8] and count("k3.3") == [12, 0]
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -35,3 +35,31 @@ def test_unknown_function_and_no_loop_are_named():
         sass_loop.hot_loop(LISTING, "nope")
     with pytest.raises(ValueError, match="other has no backward branch"):
         sass_loop.hot_loop(LISTING, "other")
+
+
+def test_branch_with_a_label_is_read():
+    body = sass_loop.loops(sass_loop.instructions(
+        "/*0010*/ FFMA R2, R3, R4, R2 ;\n/*0020*/ @P0 BRA `(.L_x_1) 0x10 ;"))
+    assert [[i.address for i in loop] for loop in body] == [[0x10, 0x20]]
+
+
+def test_tally_counts_opcodes_by_prefix_and_summary_reads_the_loop():
+    body = sass_loop.hot_loop(LISTING, "kern")
+    assert sass_loop.tally(body, {"FFMA": "FFMA", "loads": ("LDS", "LDG"), "integer": sass_loop.INTEGER}) == \
+        {"FFMA": 2, "loads": 1, "integer": 0}
+    assert sass_loop.summary(body) == \
+        "4 instructions per K tile, FFMA 2 (50.0%), LDS.128 1, .reuse flags 1; others: BRA 1"
+    assert sass_loop.summary(body, also=(), others=0) == \
+        "4 instructions per K tile, FFMA 2 (50.0%), .reuse flags 1; others: 2 more opcodes"
+
+
+def test_hot_loops_of_the_compiled_kernels():
+    """The loops the SGEMM and pipelines chapters read: 8 x 8 FFMA x 8 k per thread per K tile in
+    S2; 4 x 8 tiles x 4 k16 slices of HMMA per K tile in Kernel 4.4 on sm_90 (BK = 64)."""
+    from tcgemm.gpu.nvrtc_offline import cuda_tool, find_toolkit
+    from tcgemm.gpu.sass import kernel_hot_loop
+
+    if find_toolkit(13) is None or cuda_tool("cuobjdump") is None:
+        pytest.skip("needs NVRTC 13 and cuobjdump (requirements-nvrtc13.txt, requirements-sass.txt)")
+    assert sass_loop.tally(kernel_hot_loop("s2", "sm_90"), {"FFMA": "FFMA"}) == {"FFMA": 512}
+    assert sass_loop.tally(kernel_hot_loop("k4.4", "sm_90", "HMMA"), {"HMMA": "HMMA"}) == {"HMMA": 128}

@@ -3,11 +3,24 @@ import pytest
 from tcgemm import source
 
 
-def test_show_kernel_prints_the_kernel_and_its_wrappers(capsys):
-    source.show_kernel("k1.0")
-    out = capsys.readouterr().out
-    assert "kernels/k1.0_naive_mma.cu" in out and "naive_mma(" in out
-    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in out
+def test_show_kernel_lists_the_kernel_and_its_wrappers():
+    listing = source.show_kernel("k1.0")
+    text = str(listing)
+    assert "kernels/k1.0_naive_mma.cu" in text and "naive_mma(" in text
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in text
+    assert listing.title.startswith("kernels/k1.0_naive_mma.cu and ")
+    assert listing.lines == len(text.splitlines())
+    bare = source.show_kernel("k1.0", with_wrappers=False)
+    assert bare.title == "kernels/k1.0_naive_mma.cu" and "mma.sync.aligned" not in str(bare)
+
+
+def test_listing_is_collapsed_and_escaped_in_html():
+    listing = source.Listing("kernels/x.cu", "for (int i = 0; i < n && ok; ++i) {}\nx = \"<b>\";")
+    html = listing._repr_html_()
+    assert html.startswith('<details class="tcgemm-listing">') and " open" not in html
+    assert "<summary" in html and "kernels/x.cu, 2 lines (click to show)</summary>" in html
+    assert "i &lt; n &amp;&amp; ok" in html and "&lt;b&gt;" in html and "<b>" not in html
+    assert str(listing) == repr(listing) == listing.text
 
 
 def test_wrapper_text_is_one_balanced_function():
@@ -17,15 +30,27 @@ def test_wrapper_text_is_one_balanced_function():
         source.wrapper_text("no_such_function")
 
 
+def test_templated_wrappers_are_found_with_their_template_line():
+    # k3.0 calls cp_async_wait<N_STAGES - 2>(): a call with template arguments
+    assert "cp_async_wait" in source.wrappers_used("k3.0")
+    assert "cp_async_wait" not in source.wrappers_used("k2.1")
+    text = source.wrapper_text("cp_async_wait")
+    assert text.startswith("template <int N>\n__device__") and "cp.async.wait_group" in text
+    assert "template <int N>\n__device__ __forceinline__ void cp_async_wait()" in str(source.show_kernel("k3.0"))
+
+
 def test_hgemm_uses_ldmatrix_and_f16_mma():
     used = source.wrappers_used("hgemm")
     assert {"ldmatrix_x4", "ldmatrix_x2", "mma_m16n8k16_f16"} <= set(used)
     assert "mma_m16n8k16_f32" not in used
 
 
-def test_diff_shows_only_changed_lines(capsys):
-    source.diff_kernels("k1.0", "k1.1")
-    out = capsys.readouterr().out.splitlines()
+def test_diff_shows_only_changed_lines():
+    diff = source.diff_kernels("k1.0", "k1.1")
+    out = str(diff).splitlines()
     assert out[0].startswith("--- kernels/k1.0_naive_mma.cu") and out[1].startswith("+++ kernels/k1.1_warp_tile_2x2.cu")
     changed = [l for l in out[2:] if l[:1] in "+-"]
     assert changed and len(changed) < len(source.kernel_text("k1.1").splitlines())
+    added = sum(l.startswith("+") for l in out[2:])
+    assert diff.title == (f"diff kernels/k1.0_naive_mma.cu → kernels/k1.1_warp_tile_2x2.cu: {added} lines added, "
+                          f"{len(changed) - added} removed")

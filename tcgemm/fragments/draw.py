@@ -13,7 +13,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from tcgemm.style import GROUP_HUES, MUTED_FACE, MUTED_TEXT, TILE_EDGE, lane_color, text_color_on
+from tcgemm.style import (
+    COLUMN_WIDTH_IN, MIN_FONT_PT, MUTED_FACE, MUTED_TEXT, TILE_EDGE, lane_color, new_figure, text_color_on,
+)
 from tcgemm.fragments.layouts import (
     FragmentLayout,
     ldmatrix_address_lane,
@@ -24,13 +26,13 @@ from tcgemm.fragments.layouts import (
     mma_types,
 )
 
-MIN_FONT = 6.0
+MIN_FONT = MIN_FONT_PT
 MAX_FONT = 9.0
 TICK_FONT = 7.0
 _CHAR_WIDTH = 0.62  # average glyph width of the default sans font, in font sizes
 _LINE_HEIGHT = 1.2  # line pitch at linespacing=1.0, in font sizes
-PRODUCT_WIDTH_IN = 10.0
 MAX_CELL_IN = 0.42
+_SIDE_MARGINS_IN = (0.3, 0.3, 0.12)  # product figure: row numbers of A, row numbers of C, gap
 
 
 def cell_label(layout: FragmentLayout, lane: int, element: int, lines: int = 2) -> str:
@@ -51,15 +53,14 @@ def _fit_font(cell_w_pt: float, cell_h_pt: float, chars: int, lines: int) -> flo
 
 
 def _label_format(layout: FragmentLayout, cell_w_pt: float, cell_h_pt: float):
-    """(lines, fontsize) that fits the cell best; never below MIN_FONT."""
-    longest_name = max(len(layout.element_label(i)) for i in range(layout.elements_per_lane))
+    """(lines, fontsize) that fits the cell best; the size may fall below MIN_FONT."""
     if layout.operand == "ldmatrix":
-        return 2, max(MIN_FONT, _fit_font(cell_w_pt, cell_h_pt, max(3, longest_name), 2))
+        return 2, _fit_font(cell_w_pt, cell_h_pt, _narrowest_label_chars(layout), 2)
+    longest_name = max(len(layout.element_label(i)) for i in range(layout.elements_per_lane))
     register_chars = 1 + len(str(layout.registers_per_lane - 1))
     two = _fit_font(cell_w_pt, cell_h_pt, longest_name + 1 + register_chars, 2)
-    three = _fit_font(cell_w_pt, cell_h_pt, max(3, longest_name), 3)
-    lines, size = (2, two) if two >= min(three, 7.0) else (3, three)
-    return lines, max(MIN_FONT, size)
+    three = _fit_font(cell_w_pt, cell_h_pt, _narrowest_label_chars(layout), 3)
+    return (2, two) if two >= min(three, 7.0) else (3, three)
 
 
 def _cell_size_pt(ax, shape) -> tuple[float, float]:
@@ -68,9 +69,8 @@ def _cell_size_pt(ax, shape) -> tuple[float, float]:
     return box.width * fig_w * 72 / shape[1], box.height * fig_h * 72 / shape[0]
 
 
-def _style_ticks(ax, shape, col_side: str, row_side: str) -> None:
-    rows, cols = shape
-    ax.set_xticks(np.arange(cols) + 0.5, [str(c) for c in range(cols)])
+def _style_ticks(ax, rows: int, columns: range, col_side: str, row_side: str) -> None:
+    ax.set_xticks(np.array(columns) + 0.5, [str(c) for c in columns])
     ax.set_yticks(np.arange(rows) + 0.5, [str(r) for r in range(rows)])
     ax.tick_params(
         labelsize=TICK_FONT, length=0, pad=2,
@@ -83,13 +83,14 @@ def _style_ticks(ax, shape, col_side: str, row_side: str) -> None:
         spine.set_visible(False)
 
 
-def _draw_cells(ax, layout: FragmentLayout, highlight_lanes=None) -> None:
-    rows, cols = layout.shape
+def _draw_cells(ax, layout: FragmentLayout, columns: range, highlight_lanes=None) -> None:
+    rows = layout.shape[0]
     lane_of, element_of = layout.inverse()
     highlighted = None if highlight_lanes is None else {int(l) for l in highlight_lanes}
-    lines, fontsize = _label_format(layout, *_cell_size_pt(ax, layout.shape))
+    lines, fontsize = _label_format(layout, *_cell_size_pt(ax, (rows, len(columns))))
+    fontsize = max(MIN_FONT, fontsize)
     for r in range(rows):
-        for c in range(cols):
+        for c in columns:
             lane, element = int(lane_of[r, c]), int(element_of[r, c])
             if highlighted is None or lane in highlighted:
                 face = lane_color(lane)
@@ -101,32 +102,37 @@ def _draw_cells(ax, layout: FragmentLayout, highlight_lanes=None) -> None:
             ax.text(c + 0.5, r + 0.5, cell_label(layout, lane, element, lines),
                     ha="center", va="center", fontsize=fontsize, color=ink,
                     linespacing=1.0, gid="cell-label")
+    first, end = columns.start, columns.stop
     for r in range(0, rows + 1, 8):
-        ax.plot([0, cols], [r, r], color=TILE_EDGE, linewidth=1.2, gid="tile-edge")
-    for c in range(0, cols + 1, 8):
+        ax.plot([first, end], [r, r], color=TILE_EDGE, linewidth=1.2, gid="tile-edge")
+    for c in range(-(-first // 8) * 8, end + 1, 8):
         ax.plot([c, c], [0, rows], color=TILE_EDGE, linewidth=1.2, gid="tile-edge")
-    ax.set_xlim(0, cols)
+    ax.set_xlim(first, end)
     ax.set_ylim(rows, 0)
 
 
 def fragment_grid(layout: FragmentLayout, ax=None, title: str | None = None,
-                  highlight_lanes=None, col_side: str = "top", row_side: str = "left") -> Figure:
-    """Draw ``layout`` as a grid of its matrix; returns the figure drawn on.
+                  highlight_lanes=None, col_side: str = "top", row_side: str = "left",
+                  columns: range | None = None) -> Figure:
+    """Draw ``layout`` as a grid of its matrix (or of the matrix columns ``columns``); returns the
+    figure drawn on.
 
     Without ``ax`` a figure sized to the matrix is made. ``highlight_lanes``: lanes
     kept in colour, all others greyed out.
     """
+    rows, cols = layout.shape
+    columns = range(cols) if columns is None else columns
+    if columns.step != 1 or not 0 <= columns.start < columns.stop <= cols:
+        raise ValueError(f"{layout.name}: columns must be a contiguous range within 0..{cols}, got {columns}")
     if ax is None:
-        rows, cols = layout.shape
         cell = 0.38
         margin_w, margin_top, margin_bottom = 0.5, 0.75, 0.2
-        fig = Figure(figsize=(cols * cell + 2 * margin_w,
-                              rows * cell + margin_top + margin_bottom))
+        fig = new_figure(len(columns) * cell + 2 * margin_w, rows * cell + margin_top + margin_bottom)
         width, height = fig.get_size_inches()
         ax = fig.add_axes([margin_w / width, margin_bottom / height,
-                           cols * cell / width, rows * cell / height])
-    _draw_cells(ax, layout, highlight_lanes)
-    _style_ticks(ax, layout.shape, col_side, row_side)
+                           len(columns) * cell / width, rows * cell / height])
+    _draw_cells(ax, layout, columns, highlight_lanes)
+    _style_ticks(ax, rows, columns, col_side, row_side)
     ax.set_title(layout.name if title is None else title, fontsize=9,
                  pad=18 if col_side == "top" else 6)
     return ax.figure
@@ -135,7 +141,7 @@ def fragment_grid(layout: FragmentLayout, ax=None, title: str | None = None,
 def lane_legend(ax=None) -> Figure:
     """The 32 lane colours: groupID across, threadID_in_group down."""
     if ax is None:
-        fig = Figure(figsize=(3.4, 1.9))
+        fig = new_figure(3.4, 1.9)
         ax = fig.add_axes([0.18, 0.12, 0.78, 0.6])
     for lane in range(32):
         g, t = lane // 4, lane % 4
@@ -157,67 +163,136 @@ def lane_legend(ax=None) -> Figure:
     return ax.figure
 
 
-def _product_cell_size(layouts) -> tuple[float, float]:
-    """Cell width and height in inches for the product figure."""
-    k, n = layouts["B"].shape
-    cell_w = min(MAX_CELL_IN, (PRODUCT_WIDTH_IN - 1.25) / (k + n))
-    lines, _ = _label_format(layouts["A"], cell_w * 72, cell_w * 72)
-    if lines == 2:
+def _cell_width(columns: int, spare_in: float) -> float:
+    """Cell width in inches when ``columns`` cells and ``spare_in`` of margins share the text column."""
+    return min(MAX_CELL_IN, (COLUMN_WIDTH_IN - spare_in) / columns)
+
+
+def _cell_size(layout: FragmentLayout, columns: int, spare_in: float) -> tuple[float, float]:
+    """Cell width and height in inches (see _cell_width): square if a label fits so at MIN_FONT,
+    else tall enough for three lines at the largest font the width allows."""
+    cell_w = _cell_width(columns, spare_in)
+    if _label_format(layout, cell_w * 72, cell_w * 72)[1] >= MIN_FONT:
         return cell_w, cell_w
-    # Narrow cells: make them tall enough for three lines at the minimum font.
-    return cell_w, max(cell_w, 3 * _LINE_HEIGHT * MIN_FONT / 0.9 / 72)
+    font = _fit_font(cell_w * 72, float("inf"), _narrowest_label_chars(layout), 3)
+    return cell_w, max(cell_w, 3 * _LINE_HEIGHT * font / 0.9 / 72)
+
+
+def _narrowest_label_chars(layout: FragmentLayout) -> int:
+    """Characters of the widest line of a label in its narrowest form: T31, the element, R3."""
+    return max(3, max(len(layout.element_label(i)) for i in range(layout.elements_per_lane)))
+
+
+def _operands(shape: str, ab_type: str | None, acc_type: str | None):
+    """The types, the A, B and C layouts and their titles of one mma."""
+    ab_type, acc_type = mma_types(shape, ab_type, acc_type)
+    layouts = {op: mma_layout(shape, op, ab_type, acc_type) for op in ("A", "B", "C")}
+    (m, k), n = layouts["A"].shape, layouts["B"].shape[1]
+    titles = {"A": f"A: m×k = {m}×{k}, .{ab_type}, row-major  (columns = k)",
+              "B": f"B: k×n = {k}×{n}, .{ab_type},\ncolumn-major  (rows = k)",
+              "C": f"C and D: m×n = {m}×{n}, .{acc_type}"}
+    return ab_type, acc_type, layouts, titles
+
+
+def _legend_block(fig: Figure, axes_at, x: float, y: float, w: float, h: float) -> None:
+    """The lane colour key and how to read a cell, centred in the block (x, y, w, h) inches."""
+    swatch = min(0.36, w / 8.5, h / 7)
+    legend_w, legend_h = 8 * swatch, 4 * swatch
+    ax = axes_at(x + (w - legend_w) / 2, y + (h - legend_h) / 2 + 0.3, legend_w, legend_h)
+    lane_legend(ax)
+    ax.text(4, 4.35, "cell: lane T, element · register R\n"
+            "lane = 4 · groupID + lane % 4", ha="center", va="top", fontsize=7, gid="legend-note")
 
 
 def mma_product_figure(shape: str = "m16n8k16", ab_type: str | None = None,
                        acc_type: str | None = None, highlight_lanes=None) -> Figure:
     """A, B and C/D of one mma laid out as the product: A left, B on top, C/D bottom right.
 
-    Rows of A line up with rows of C/D, columns of B with columns of C/D, and all
-    cells have one size. None types pick the shape's first accepted type
-    (f16 inputs with f32 accumulators; s8 with s32 for m16n8k32).
+    Rows of A line up with rows of C/D, columns of B with columns of C/D, and all cells have one
+    size. When A and B side by side would not fit the text column with legible labels (m16n8k32,
+    see product_splits_a), A is drawn in its two halves of k, one above the other, with B beside
+    them and C/D below B. None types pick the shape's first accepted type (f16 inputs with f32
+    accumulators; s8 with s32 for m16n8k32).
     """
-    ab_type, acc_type = mma_types(shape, ab_type, acc_type)
-    layouts = {op: mma_layout(shape, op, ab_type, acc_type) for op in ("A", "B", "C")}
-    m, k = layouts["A"].shape
-    n = layouts["B"].shape[1]
-    cell_w, cell_h = _product_cell_size(layouts)
-    left, right, gap, bottom, top = 0.55, 0.55, 0.15, 0.7, 1.15
+    ab_type, acc_type, layouts, titles = _operands(shape, ab_type, acc_type)
+    if product_splits_a(shape, ab_type, acc_type):
+        fig = _split_product(layouts, titles, highlight_lanes)
+    else:
+        fig = _side_by_side_product(layouts, titles, highlight_lanes)
+    fig.suptitle(f"{mma_instruction(shape, ab_type, acc_type)}\nD = A · B + C, one warp",
+                 fontsize=10, y=1 - 0.12 / fig.get_size_inches()[1], va="top")
+    return fig
+
+
+def product_splits_a(shape: str, ab_type: str | None = None, acc_type: str | None = None) -> bool:
+    """Whether A and B side by side would need cells too narrow for labels at the minimum font."""
+    _, _, layouts, _ = _operands(shape, ab_type, acc_type)
+    k, n = layouts["B"].shape
+    cell_w = _cell_width(k + n, sum(_SIDE_MARGINS_IN))
+    return _fit_font(cell_w * 72, float("inf"), _narrowest_label_chars(layouts["A"]), 3) < MIN_FONT
+
+
+def _axes_placer(fig: Figure):
+    width, height = fig.get_size_inches()
+    return lambda x, y, w, h: fig.add_axes([x / width, y / height, w / width, h / height])
+
+
+def _side_by_side_product(layouts, titles, highlight_lanes) -> Figure:
+    a, b, c = layouts["A"], layouts["B"], layouts["C"]
+    (m, k), n = a.shape, b.shape[1]
+    left, right, gap = _SIDE_MARGINS_IN
+    cell_w, cell_h = _cell_size(a, k + n, left + right + gap)
+    bottom, top = 0.7, 1.3
     width = left + k * cell_w + gap + n * cell_w + right
     height = top + k * cell_h + gap + m * cell_h + bottom
-    fig = Figure(figsize=(width, height))
-
-    def axes_at(x_in, y_in, w_in, h_in):
-        return fig.add_axes([x_in / width, y_in / height, w_in / width, h_in / height])
-
+    fig = new_figure(width, height)
+    axes_at = _axes_placer(fig)
     right_x = left + k * cell_w + gap
     upper_y = bottom + m * cell_h + gap
     ax_a = axes_at(left, bottom, k * cell_w, m * cell_h)
     ax_c = axes_at(right_x, bottom, n * cell_w, m * cell_h)
     ax_b = axes_at(right_x, upper_y, n * cell_w, k * cell_h)
-    a, b, c = layouts["A"], layouts["B"], layouts["C"]
-    ab, acc = f".{ab_type}", f".{acc_type}"
     fragment_grid(a, ax_a, title="", highlight_lanes=highlight_lanes, col_side="bottom")
-    ax_a.set_xlabel(f"A: m×k = {m}×{k}, {ab}, row-major  (columns = k)", fontsize=8)
-    fragment_grid(b, ax_b, title=f"B: k×n = {k}×{n}, {ab}, column-major  (rows = k)",
-                  highlight_lanes=highlight_lanes, col_side="top")
+    ax_a.set_xlabel(titles["A"], fontsize=8)
+    fragment_grid(b, ax_b, title=titles["B"], highlight_lanes=highlight_lanes, col_side="top")
     ax_b.title.set_fontsize(8)
-    fragment_grid(c, ax_c, title="", highlight_lanes=highlight_lanes,
-                  col_side="bottom", row_side="right")
-    ax_c.set_xlabel(f"C and D: m×n = {m}×{n}, {acc}", fontsize=8)
-
-    fig.suptitle(f"{mma_instruction(shape, ab_type, acc_type)}\nD = A · B + C, one warp",
-                 fontsize=10, y=1 - 0.12 / height, va="top")
-
+    fragment_grid(c, ax_c, title="", highlight_lanes=highlight_lanes, col_side="bottom", row_side="right")
+    ax_c.set_xlabel(titles["C"], fontsize=8)
     # The empty block above A holds the lane colour key and how to read a cell.
-    block_w, block_h = k * cell_w - 0.45, k * cell_h
-    swatch = min(0.36, block_w / 9.5, block_h / 7)
-    legend_w, legend_h = 8 * swatch, 4 * swatch
-    ax_legend = axes_at(left + (block_w - legend_w) / 2 + 0.1,
-                        upper_y + (block_h - legend_h) / 2 + 0.3, legend_w, legend_h)
-    lane_legend(ax_legend)
-    ax_legend.text(4, 4.35, "cell: lane T, element · register R\n"
-                   "lane = 4 · groupID + lane % 4", ha="center", va="top",
-                   fontsize=7, gid="legend-note")
+    _legend_block(fig, axes_at, left + 0.1, upper_y, k * cell_w - 0.45, k * cell_h)
+    return fig
+
+
+def _split_product(layouts, titles, highlight_lanes) -> Figure:
+    """A in two halves of k, one above the other, on the left; B on the right, C/D below B; the
+    lane key beside C/D."""
+    a, b, c = layouts["A"], layouts["B"], layouts["C"]
+    (m, k), n = a.shape, b.shape[1]
+    half = k // 2
+    left, gap, right, bottom, between, top = 0.3, 0.4, 0.05, 0.15, 0.65, 1.55
+    cell_w, cell_h = _cell_size(a, half + n, left + gap + right)
+    width = left + half * cell_w + gap + n * cell_w + right
+    height = bottom + m * cell_h + between + k * cell_h + top
+    fig = new_figure(width, height)
+    axes_at = _axes_placer(fig)
+    right_x, b_y = left + half * cell_w + gap, bottom + m * cell_h + between
+    a_top = b_y + k * cell_h
+    for i, columns in enumerate((range(half), range(half, k))):
+        ax = axes_at(left, a_top - (i + 1) * m * cell_h - i * between, half * cell_w, m * cell_h)
+        fragment_grid(a, ax, title=titles["A"] if i == 0 else "", highlight_lanes=highlight_lanes,
+                      columns=columns)
+        ax.set_xlabel(f"columns k = {columns.start}–{columns.stop - 1}", fontsize=8)
+        ax.xaxis.set_label_position("top")
+        ax.title.set_fontsize(8)
+    ax_b = axes_at(right_x, b_y, n * cell_w, k * cell_h)
+    ax_c = axes_at(right_x, bottom, n * cell_w, m * cell_h)
+    for ax, op in ((ax_b, "B"), (ax_c, "C")):
+        fragment_grid(layouts[op], ax, title=titles[op], highlight_lanes=highlight_lanes)
+        ax.title.set_fontsize(8)
+    a_bottom = a_top - 2 * m * cell_h - between
+    _legend_block(fig, axes_at, left, bottom, half * cell_w, a_bottom - between - bottom)
+    fig.text(0.5, 1 - 0.62 / height, f"A is split at k = {half}, too wide to stand beside B",
+             ha="center", va="top", fontsize=8, gid="layout-note")
     return fig
 
 
@@ -229,7 +304,7 @@ def ldmatrix_figure(num: int = 4, trans: bool = False, highlight_lanes=None) -> 
     cell = 0.36
     left, right, bottom, top = 1.0, 1.35, 0.2, 1.1
     width, height = left + cols * cell + right, top + rows * cell + bottom
-    fig = Figure(figsize=(width, height))
+    fig = new_figure(width, height)
     ax = fig.add_axes([left / width, bottom / height, cols * cell / width, rows * cell / height])
     fragment_grid(layout, ax, title="", highlight_lanes=highlight_lanes,
                   col_side="top", row_side="right")

@@ -400,3 +400,18 @@ def describe(layout: FragmentLayout) -> str:
         label = layout.element_label(i).ljust(width)
         lines.append(f"{label} (R{layout.register_of(i)}): row = {row:<10} col = {col}")
     return "\n".join(lines)
+
+
+def warp_tile_step(variant_key: str, warp_tile_m: int, warp_tile_n: int) -> tuple[int, float]:
+    """A warp tile of warp_tile_m x warp_tile_n made of `variant_key` mma: the mma it issues per k
+    step, and the A and B fragment elements each lane loads per mma when every fragment is loaded
+    once per step and used for a whole row or column of the tile."""
+    layouts = mma_layouts(variant_key)
+    (m, _), n = layouts["A"].shape, layouts["B"].shape[1]
+    if warp_tile_m <= 0 or warp_tile_n <= 0 or warp_tile_m % m or warp_tile_n % n:
+        raise ValueError(f"a {variant_key} warp tile is a positive multiple of {m} x {n}, "
+                         f"got {warp_tile_m} x {warp_tile_n}")
+    tiles_m, tiles_n = warp_tile_m // m, warp_tile_n // n
+    loads = tiles_m * layouts["A"].elements_per_lane + tiles_n * layouts["B"].elements_per_lane
+    return tiles_m * tiles_n, loads / (tiles_m * tiles_n)
+

@@ -7,15 +7,18 @@ from typing import Callable
 import numpy as np
 
 from tcgemm.catalog import GEMM_KERNELS, OPERAND_ORDERS
-from tcgemm.check import Check, compare
-from tcgemm.report import BenchResult, Timing, summarize
+from tcgemm.check import Check, compare as compare_outputs   # compare() below is the bench's
+from tcgemm.errors import OperandError
+from tcgemm.hw import Peak, peak_for
+from tcgemm.report import BenchResult, Timing, bar_chart, bench_table, checks_table, size_label, summarize
+from tcgemm.table import Column, Table
+from tcgemm.validate import check_gemm_shape
 from tcgemm.gpu import cublas
 from tcgemm.gpu.device import device_info, require_gpu
-from tcgemm.gpu.gemm import for_this_gpu, kernel_spec, launch
+from tcgemm.gpu.gemm import for_this_gpu, kernel_function, kernel_spec, launch
 
 CUBLAS = "cuBLAS (cublasGemmEx)"
 CUBLAS_SGEMM = "cuBLAS SGEMM (cublasSgemm, TF32 off)"
-BASELINES = {"float16": "cublas", "float32": "cublas-sgemm"}   # the cuBLAS each kind of kernel is set against
 
 
 def random_operands(M: int, N: int, K: int, seed: int | None = None, dtype: str = "float16"):
@@ -70,7 +73,7 @@ def check_runner(r: Runner, M: int, N: int, K: int, seed: int | None = None) -> 
     r.run(A, B, C)
     ref = reference(A, B)
     cupy.cuda.get_current_stream().synchronize()
-    return compare(cupy.asnumpy(C), cupy.asnumpy(ref), precision=r.out_dtype)
+    return compare_outputs(cupy.asnumpy(C), cupy.asnumpy(ref), precision=r.out_dtype)
 
 
 def time_launches(fn: Callable[[], None], warmup: int = 10, reps: int = 50, flush_l2: bool = True):
@@ -97,13 +100,23 @@ def progress_bar(done: int, total: int, label: str, width: int = 24) -> str:
     return f"[{'#' * filled}{'.' * (width - filled)}] {done:>2}/{total}  {label}"
 
 
+def why_not(spec, M: int, N: int, K: int) -> str | None:
+    """Why the kernel cannot run an M x N x K problem (not a multiple of its tiles, ...), or None."""
+    try:
+        check_gemm_shape(spec, M, N, K)
+    except OperandError as exc:
+        return str(exc)
+    return None
+
+
 def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50, warmup: int = 10,
-          with_cublas: bool = True, log: Callable[[str], None] | None = print,
+          with_cublas: bool = True, log: Callable[[str], None] | None = None,
           specs: dict | None = None) -> list[BenchResult]:
-    """Check, then time, each kernel (and cuBLAS) at one size. Kernels whose tiles don't divide the
-    size are skipped with a note. PASS/FAIL is logged before the kernel is timed. `specs` maps a key
-    to the configuration to run instead of the launcher's choice. With cuBLAS, each input dtype's
-    kernels come after their own baseline (cublasGemmEx for fp16, cublasSgemm for fp32)."""
+    """Check, then time, each kernel (and cuBLAS) at one size. Kernels that cannot run the size (not a
+    multiple of their tiles) are skipped, the reason logged. `log`, if given, receives progress lines
+    (the command line passes print; notebooks show none). `specs` maps a key to the configuration to
+    run instead of the launcher's choice. With cuBLAS, each input dtype's kernels come after their own
+    baseline (cublasGemmEx for fp16, cublasSgemm for fp32)."""
     keys = list(GEMM_KERNELS) if keys is None else list(keys)
     if with_cublas:
         keys = with_baselines(keys)
@@ -112,17 +125,16 @@ def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50
         r = runner(key, (specs or {}).get(key))
         if log:
             log(progress_bar(i - 1, len(keys), r.name))
-        if r.spec is not None:
-            spec = r.spec
-            if not spec.any_shape and (M % spec.tile_m or N % spec.tile_n or K % spec.tile_k):
-                if log:
-                    log(f"    skipped: {M}x{N}x{K} is not a multiple of its tiles")
-                continue
+        skip = why_not(r.spec, M, N, K) if r.spec is not None else None
+        if skip:
+            if log:
+                log(f"    skipped: {skip}")
+            continue
         check = check_runner(r, M, N, K)
         A, B = random_operands(M, N, K, dtype=r.in_dtype)
         C = r.new_output(M, N)
         timing = time_launches(lambda: r.run(A, B, C), warmup=warmup, reps=reps)
-        results.append(BenchResult(r.name, M, N, K, timing, check.passed, str(check)))
+        results.append(BenchResult(r.name, M, N, K, timing, check.passed, str(check), key))
         if log:
             log(f"    {check}; median {timing.median * 1e6:.0f} us over {timing.runs} runs")
     if log:
@@ -130,58 +142,180 @@ def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50
     return results
 
 
+def input_dtype(key: str) -> str:
+    return "float32" if key == "cublas-sgemm" else "float16" if key == "cublas" else kernel_spec(key).in_dtype
+
+
 def with_baselines(keys) -> list[str]:
     """`keys` grouped by input dtype, each group led by its cuBLAS baseline (kept where already given)."""
     groups: dict[str, list[str]] = {}
     for key in keys:
-        dtype = "float32" if key == "cublas-sgemm" else "float16" if key == "cublas" else kernel_spec(key).in_dtype
-        groups.setdefault(dtype, []).append(key)
+        groups.setdefault(input_dtype(key), []).append(key)
     return [k for dtype, group in groups.items()
-            for k in dict.fromkeys([BASELINES[dtype], *group])]
+            for k in dict.fromkeys([GROUPS[dtype].baseline, *group])]
 
 
-def bench_configs(key: str, configs, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 30,
-                  log: Callable[[str], None] | None = None) -> list[tuple[object, BenchResult]]:
-    """Each (tile_k, stages) configuration of a pipelined kernel, checked and timed; configurations
-    that do not fit this GPU's shared memory are skipped."""
+@dataclass(frozen=True)
+class Group:
+    """What the kernels of one input dtype are compared with."""
+    heading: str
+    baseline: str           # the key of its cuBLAS baseline
+    peak_field: str         # the hw.Peak field of its datasheet peak
+    ceiling_name: str       # the instruction whose measured rate is its ceiling
+
+    def measure_ceiling(self):
+        from tcgemm.gpu import ceiling, ffma_ceiling   # they time with this module's time_launches
+        return {"mma.sync": ceiling.measure, "FFMA": ffma_ceiling.measure}[self.ceiling_name]()
+
+
+GROUPS = {
+    "float16": Group("Tensor Cores: fp16 in, fp32 accumulate", "cublas", "tflops", "mma.sync"),
+    "float32": Group("CUDA cores (SGEMM): fp32 in, fp32 accumulate, FFMA", "cublas-sgemm", "fp32", "FFMA"),
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Kernels of one input dtype against their cuBLAS baseline (results[0]), the datasheet peak and,
+    if measured, the ceiling: `table` for the numbers, `figure()` for the bar chart."""
+    device: str
+    dtype: str
+    M: int
+    N: int
+    K: int
+    results: tuple[BenchResult, ...]
+    peak: Peak | None
+    ceiling: object = None      # tcgemm.gpu.ceiling.Ceiling or ffma_ceiling.FfmaCeiling (has .tflops)
+
+    @property
+    def group(self) -> Group:
+        return GROUPS[self.dtype]
+
+    @property
+    def peak_tflops(self) -> float | None:
+        return getattr(self.peak, self.group.peak_field) if self.peak else None
+
+    @property
+    def ceiling_tflops(self) -> float | None:
+        return self.ceiling.tflops if self.ceiling is not None else None
+
+    @property
+    def baseline(self) -> BenchResult:
+        return self.results[0]
+
+    @property
+    def kernels(self) -> tuple[BenchResult, ...]:
+        """The results of the book's kernels (all but the baseline)."""
+        return self.results[1:]
+
+    def result(self, key: str) -> BenchResult:
+        for r in self.results:
+            if r.key == key:
+                return r
+        raise KeyError(f"no result for {key!r}; have {[r.key for r in self.results]}")
+
+    @property
+    def size(self) -> str:
+        return size_label(self.M, self.N, self.K)
+
+    @property
+    def table(self) -> Table:
+        runs = self.baseline.timing.runs
+        notes = [f"µs: median of {runs} timed runs, L2 flushed before each; ±: half the interquartile range"]
+        if self.peak_tflops:
+            notes.append(f"% peak: of {self.peak_tflops} TFLOP/s ({self.peak.label}, datasheet)")
+        if self.ceiling is not None:
+            notes.append(f"% {self.group.ceiling_name}: of {self.ceiling_tflops:.1f} TFLOP/s, the "
+                         f"{self.group.ceiling_name} ceiling measured on this GPU")
+        return bench_table(list(self.results), self.baseline.name, self.peak_tflops, self.ceiling_tflops,
+                           self.group.ceiling_name, "cuBLAS",
+                           f"{self.device}, C = A @ B at {self.size}. {self.group.heading}", notes)
+
+    def figure(self):
+        return bar_chart(list(self.results), self.peak_tflops,
+                         title=f"{self.device}, {self.size}\n{self.group.heading}")
+
+    def speedups(self, reference: str | None = None) -> Table:
+        """Each kernel's speedup over the kernel `reference` or, without one, over the kernel before it."""
+        kernels = self.kernels if reference else self.kernels[1:]
+        base = lambda i: self.result(reference) if reference else self.kernels[i]
+        against = self.result(reference).name if reference else "the kernel above"
+        rows = [[r.name, r.timing.median * 1e6, base(i).timing.median / r.timing.median]
+                for i, r in enumerate(kernels)]
+        return Table([Column("Kernel"), Column("µs", ".0f"), Column(f"Speedup over {against}", ".2f", unit="×")],
+                     rows)
+
+
+def compare(keys, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50, warmup: int = 10,
+            ceiling=False, log: Callable[[str], None] | None = None) -> Comparison:
+    """Check and time kernels of one input dtype and their cuBLAS baseline at one size. `ceiling`:
+    False for none, True to measure this dtype's ceiling (mma.sync or FFMA) first, or a ceiling
+    measured earlier (anything with .tflops)."""
+    keys = list(keys)
+    if not keys:
+        raise ValueError("compare() needs at least one kernel key")
+    dtypes = {key: input_dtype(key) for key in keys}
+    if len(set(dtypes.values())) != 1:
+        raise ValueError(f"compare() takes kernels of one input dtype; got {dtypes}: call it once per dtype")
+    dtype = dtypes[keys[0]]
+    measured = GROUPS[dtype].measure_ceiling() if ceiling is True else (ceiling or None)
+    if measured is not None and log:
+        log(str(measured))
+    results = bench(keys, M, N, K, reps=reps, warmup=warmup, log=log)
+    info = device_info()
+    return Comparison(info.name, dtype, M, N, K, tuple(results), peak_for(info.name), measured)
+
+
+def checks(keys, shapes) -> Table:
+    """Each kernel checked at each (M, N, K) on fresh random inputs, as a Table."""
+    out = []
+    for key in keys:
+        r = runner(key)
+        out += [(r.name, (M, N, K), check_runner(r, M, N, K)) for M, N, K in shapes]
+    return checks_table(out)
+
+
+def bench_configs(key: str, configs, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 30) -> Table:
+    """Each (tile_k, stages) configuration of a pipelined kernel, checked and timed, as a Table with
+    its shared memory per block (static + dynamic); configurations whose dynamic shared memory this
+    GPU cannot give a block are listed as skipped."""
     base = kernel_spec(key)
     limit = device_info().shared_mem_per_block_optin
-    out = []
+    rows = []
     for tile_k, stages in configs:
         spec = base.with_config(tile_k, stages)
         if spec.smem_bytes > limit:
-            if log:
-                log(f"{spec.variant}: skipped, needs {spec.smem_bytes // 1024} KB > {limit // 1024} KB")
+            rows.append([tile_k, stages, spec.smem_bytes / 1024, None, None,
+                         f"skipped: over this GPU's {limit // 1024} KB"])
             continue
-        result = bench([key], M, N, K, reps=reps, with_cublas=False, log=None, specs={key: spec})[0]
-        if log:
-            log(f"{spec.variant}: {result.timing.median * 1e6:.0f} us, {result.tflops:.1f} TFLOP/s, {result.check}")
-        out.append((spec, result))
-    return out
+        r = bench([key], M, N, K, reps=reps, with_cublas=False, specs={key: spec})[0]
+        shared = kernel_function(spec).shared_size_bytes + spec.smem_bytes
+        rows.append([tile_k, stages, shared / 1024, r.timing.median * 1e6, r.tflops, "PASS" if r.passed else "FAIL"])
+    return Table([Column("BK"), Column("Stages"), Column("Shared KB", ".0f"), Column("µs", ".0f"),
+                  Column("TFLOP/s", ".1f"), Column("Check")], rows,
+                 caption=f"{base.title} at {size_label(M, N, K)}, by tile depth BK and pipeline stages")
 
 
-def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: int = 20,
-               log: Callable[[str], None] | None = print) -> list[dict]:
-    """The kernel `key` and cuBLAS on each (M, N, K) of each family: both checked, both timed."""
+def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: int = 20) -> list[dict]:
+    """The kernel `key` and cuBLAS on each (M, N, K) of each family: both checked, both timed. A shape
+    the kernel cannot run (not a multiple of its tiles) gets kernel_tflops NaN and skipped True;
+    passed is False only when a result that was checked is wrong."""
     rows = []
     for family, family_shapes in shapes.items():
         for M, N, K in family_shapes:
-            base, kernel = bench([key], M, N, K, reps=reps, warmup=5, log=None)
-            row = {"family": family, "label": f"{M}x{N}x{K}", "M": M, "N": N, "K": K,
-                   "kernel_tflops": kernel.tflops, "cublas_tflops": base.tflops,
-                   "passed": kernel.passed and base.passed}
-            rows.append(row)
-            if log:
-                log(f"{family:<12} {row['label']:>18}: kernel {row['kernel_tflops']:6.1f}, cuBLAS "
-                    f"{row['cublas_tflops']:6.1f} TFLOP/s ({100 * row['kernel_tflops'] / row['cublas_tflops']:5.1f}%)"
-                    f"  {'PASS' if row['passed'] else 'FAIL'}")
+            results = {r.key: r for r in bench([key], M, N, K, reps=reps, warmup=5)}
+            base, kernel = results[with_baselines([key])[0]], results.get(key)
+            rows.append({"family": family, "label": f"{M}x{N}x{K}", "M": M, "N": N, "K": K,
+                         "kernel_tflops": kernel.tflops if kernel else float("nan"),
+                         "cublas_tflops": base.tflops, "skipped": kernel is None,
+                         "passed": base.passed and (kernel is None or kernel.passed)})
     return rows
 
 
 def time_spec(spec, M: int, N: int, K: int, reps: int = 30) -> Timing:
     """Time one kernel configuration on random inputs without checking its result: for variants
     whose measurement switches make the result wrong on purpose (tcgemm.catalog `switches`)."""
-    A, B = random_operands(M, N, K)
+    A, B = random_operands(M, N, K, dtype=spec.in_dtype)
     C = require_gpu().full((M, N), np.nan, dtype=spec.out_dtype)
     return time_launches(lambda: launch(spec, A, B, C), warmup=5, reps=reps)
 

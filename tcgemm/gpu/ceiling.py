@@ -50,10 +50,15 @@ def run_once(warps_per_sm: int, iters: int, seed: int | None = None) -> tuple[Ce
     return Ceiling(tflops, timing, warps_per_sm, iters, exact), got
 
 
+def best_of(runs: list, what: str = "mma.sync ceiling"):
+    """The fastest of `runs` (each with .tflops and .exact). Raises if any of them computed a wrong
+    result: a ceiling counts only if the kernel that reached it was right."""
+    wrong = [r for r in runs if not r.exact]
+    if wrong:
+        raise RuntimeError(f"the {what} kernel computed a wrong result: {wrong[0]}")
+    return max(runs, key=lambda r: r.tflops)
+
+
 def measure(warps_per_sm=(4, 8, 16, 32), iters: int = 2048, seed: int | None = None) -> Ceiling:
     """The fastest checked configuration. Raises if any configuration computes a wrong result."""
-    results = [run_once(w, iters, seed)[0] for w in warps_per_sm]
-    wrong = [r for r in results if not r.exact]
-    if wrong:
-        raise RuntimeError(f"the mma.sync ceiling kernel computed a wrong result: {wrong[0]}")
-    return max(results, key=lambda r: r.tflops)
+    return best_of([run_once(w, iters, seed)[0] for w in warps_per_sm])

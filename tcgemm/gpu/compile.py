@@ -1,8 +1,8 @@
 """Compile kernels/*.cu at run time with CuPy's RawModule (NVRTC) for the GPU in this machine.
 
-NVRTC and the CUDA headers come from pip (nvidia-cuda-nvrtc, nvidia-cuda-runtime): CuPy finds
-libnvrtc through cuda-pathfinder, and we pass the matching include folder with -I, so no system
-CUDA toolkit is needed. Modules are cached in memory here and on disk by CuPy; the disk cache key
+NVRTC and the CUDA headers come from pip (the CUDA 13 or the CUDA 12 set): CuPy finds libnvrtc
+through cuda-pathfinder, and we pass the include folders of the same CUDA major with -I, so no
+system CUDA toolkit is needed. Modules are cached in memory here and on disk by CuPy; the disk cache key
 covers the source text and the options, so the options carry a hash of the shared headers too.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import lru_cache
 from tcgemm import KERNEL_DIR
 from tcgemm.errors import KernelCompileError
 from tcgemm.gpu.device import require_gpu
-from tcgemm.gpu.nvrtc_offline import nvrtc_options
+from tcgemm.gpu.nvrtc_offline import nvrtc_options, toolkit
 
 
 def _headers_digest() -> str:
@@ -44,8 +44,12 @@ def load_module(name: str, defines: tuple[tuple[str, int], ...] = ()):
 def _compile(name: str, code: str, headers_digest: str, arch: str, defines: tuple = ()):
     import cupy
 
-    # CuPy adds -arch itself (from the current device), so drop ours.
-    options = [o for o in nvrtc_options(arch, defines) if not o.startswith(("-arch", "--gpu-architecture"))]
+    from cupy_backends.cuda.libs import nvrtc
+
+    # The headers of the CUDA major of CuPy's own NVRTC. CuPy adds -arch itself (from the current
+    # device), so drop ours.
+    kit = toolkit(nvrtc.getVersion()[0])
+    options = [o for o in nvrtc_options(arch, defines, kit) if not o.startswith(("-arch", "--gpu-architecture"))]
     options.append(f"-DTCGEMM_HEADERS={headers_digest}")
     module = cupy.RawModule(code=code, options=tuple(options), backend="nvrtc")
     try:

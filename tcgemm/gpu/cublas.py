@@ -66,9 +66,3 @@ def sgemm(A, B, C) -> None:
     cublas.sgemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_T, N, M, K,
                  _ONE.ctypes.data, B.data.ptr, N, A.data.ptr, M, _ZERO.ctypes.data, C.data.ptr, N)
 
-
-def matmul(A, B):
-    cupy = require_gpu()
-    C = cupy.full((A.shape[0], B.shape[1]), np.nan, dtype=np.float32)
-    gemm_ex(A, B, C)
-    return C

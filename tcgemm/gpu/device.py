@@ -4,28 +4,53 @@ from __future__ import annotations
 from dataclasses import dataclass, asdict
 from functools import lru_cache
 
+from tcgemm import cuda_env
 from tcgemm.errors import NoGPUError
+
+NEEDS = cuda_env.NEEDS
+
+
+@lru_cache(maxsize=None)
+def driver_problem() -> str | None:
+    """Why the installed CuPy wheel cannot run on this machine's driver (no driver, or a driver of an
+    older CUDA major than the wheel's), asked of libcuda before CuPy is imported; None when it can.
+    Without CuPy only a missing driver is named here (_import_cupy then says what to install)."""
+    driver = cuda_env.detect()
+    wheel = cuda_env.installed_cupy()
+    if wheel is None:
+        return cuda_env.missing_driver(driver)
+    return cuda_env.mismatch(driver, wheel[1], wheel[0])
 
 
 def _import_cupy():
+    problem = driver_problem()
+    if problem:
+        raise NoGPUError(problem)
     try:
         import cupy
     except Exception as exc:  # ImportError, or a broken CUDA install
         raise NoGPUError(
-            f"CuPy could not be imported ({type(exc).__name__}: {exc}). "
-            "Install the packages of requirements.txt (cupy-cuda13x) on a machine with an NVIDIA driver."
+            f"CuPy could not be imported ({type(exc).__name__}: {exc}): install the CUDA set for this "
+            "machine's driver (`make lab` picks it, or pip install -r requirements-cuda13.txt / -cuda12.txt)"
         ) from exc
     return cupy
 
 
 @lru_cache(maxsize=None)
-def gpu_available() -> bool:
-    """True when CuPy imports and sees at least one CUDA device. Never raises."""
+def gpu_unavailable_reason() -> str | None:
+    """None when a GPU is usable here; else the one-line reason (what is missing, what to do)."""
     try:
-        cupy = _import_cupy()
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
+        require_gpu()
+    except NoGPUError as exc:
+        return str(exc)
+    except Exception as exc:  # a CUDA error past the checks of require_gpu
+        return f"the GPU could not be queried ({type(exc).__name__}: {exc})"
+    return None
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and sees a CUDA device of compute capability 8.0 or newer. Never raises."""
+    return gpu_unavailable_reason() is None
 
 
 def require_gpu():
@@ -34,17 +59,14 @@ def require_gpu():
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:
-        raise NoGPUError(
-            f"No CUDA GPU is usable here ({exc}). The kernels of this book need an NVIDIA GPU of "
-            "compute capability 8.0 or newer (A100, RTX 30xx/40xx, H100) and its driver."
-        ) from exc
+        raise NoGPUError(f"no CUDA GPU is usable here ({exc}); the kernels need {NEEDS}") from exc
     if count == 0:
-        raise NoGPUError("The CUDA driver reports no GPU on this machine.")
+        raise NoGPUError(f"the CUDA driver reports no GPU on this machine; the kernels need {NEEDS}")
     major = cupy.cuda.Device().compute_capability
     if int(major) < 80:
         raise NoGPUError(
-            f"This GPU has compute capability {major[:-1]}.{major[-1]}; the mma.sync kernels of this "
-            "book need 8.0 or newer (Ampere, Ada, Hopper)."
+            f"this GPU has compute capability {major[:-1]}.{major[-1]}; the mma.sync kernels of this "
+            "book need 8.0 or newer (Ampere, Ada, Hopper)"
         )
     return cupy
 

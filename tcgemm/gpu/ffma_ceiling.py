@@ -8,6 +8,7 @@ import numpy as np
 from tcgemm.catalog import PROBES
 from tcgemm.report import Timing
 from tcgemm.gpu.bench import time_launches
+from tcgemm.gpu.ceiling import best_of
 from tcgemm.gpu.compile import get_function
 from tcgemm.gpu.device import device_info, require_gpu
 
@@ -49,8 +50,4 @@ def run_once(blocks_per_sm: int = 8, trips: int = 1024) -> FfmaCeiling:
 
 def measure(blocks_per_sm=(4, 8), trips: int = 1024) -> FfmaCeiling:
     """The fastest checked configuration. Raises if any configuration computes a wrong result."""
-    results = [run_once(b, trips) for b in blocks_per_sm]
-    wrong = [r for r in results if not r.exact]
-    if wrong:
-        raise RuntimeError(f"the FFMA ceiling kernel computed a wrong result: {wrong[0]}")
-    return max(results, key=lambda r: r.tflops)
+    return best_of([run_once(b, trips) for b in blocks_per_sm], "FFMA ceiling")

@@ -26,7 +26,9 @@ def _require_device_array(cupy, name, x):
 
 
 def for_this_gpu(spec: GemmKernel) -> GemmKernel:
-    """The configuration of `spec` that fits this GPU's shared memory per block (opt-in maximum)."""
+    """The configuration of `spec` that fits this GPU's shared memory per block, as the driver reports
+    it (opt-in maximum). On the book's target architectures that is tcgemm.arch's figure, so the launcher
+    picks what tcgemm.catalog.configured picks offline (tests/gpu/test_arch.py checks both)."""
     return spec.for_smem(device_info().shared_mem_per_block_optin)
 
 

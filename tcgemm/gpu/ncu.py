@@ -24,11 +24,15 @@ Shared-memory counters, and how they relate to tcgemm.smem.kernel_smem's predict
 
 Metrics in OPTIONAL may be missing on a given GPU or ncu version; ``profile`` then runs again
 without them and lists them under "dropped".
+
+Readings are counters as the book shows them (a label, the metric, a unit conversion); the chapters'
+profiles are the tuples below, and ``profile_table`` reads them for several kernels into one table.
 """
 from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import re
 import shutil
@@ -38,6 +42,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from tcgemm import ROOT
+from tcgemm.table import Column, Table
 
 METRICS = {
     "hmma": "smsp__inst_executed_pipe_tensor_op_hmma.sum",     # mma.sync on the Tensor Cores
@@ -78,6 +83,47 @@ PREDICTED_BY = {
 }
 
 
+class Reading(NamedTuple):
+    label: str
+    metric: str
+    scale: float = 1.0     # ncu's number is divided by this (Hz -> GHz: 1e9)
+    fmt: str = ".2f"
+
+
+def stall_readings(reasons: tuple[str, ...]) -> tuple[Reading, ...]:
+    """Cycles a warp waits per issued instruction, for each of ncu's stall `reasons`."""
+    return tuple(Reading(f"stall {r} (cycles per issue)",
+                         f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio") for r in reasons)
+
+
+SM_CLOCK = Reading("SM clock, GHz", "sm__cycles_elapsed.avg.per_second", 1e9)
+STALL_REASONS = ("wait", "math_pipe_throttle", "lg_throttle", "not_selected", "barrier",
+                 "long_scoreboard", "short_scoreboard", "dispatch_stall")
+# Where the Tensor Core kernels spend their time (the pipelines chapter).
+TENSOR_PIPE = (
+    Reading("tensor pipe busy, % of elapsed",
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed"),
+    SM_CLOCK,
+    Reading("shared-memory wavefronts, % of peak",
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed"),
+    Reading("eligible warps per scheduler", "smsp__warps_eligible.avg.per_cycle_active"),
+    Reading("active warps per scheduler", "smsp__warps_active.avg.per_cycle_active"),
+    *stall_readings(STALL_REASONS),
+)
+# Tensor Core instructions and shared loads of the first kernels (the mma chapter).
+MMA_AND_LOADS = tuple(Reading(label, METRICS[name], fmt=",.0f") for label, name in (
+    ("tensor-pipe instructions", "hmma"), ("of which wgmma", "gmma"),
+    ("shared-load bank conflicts", "smem_ld_conflicts"), ("shared-load wavefronts", "smem_ld_wavefronts")))
+# How busy the issue slots of the CUDA-core SGEMM are (the SGEMM chapter).
+ISSUE = (
+    Reading("issue slots used, %", "smsp__issue_active.avg.pct_of_peak_sustained_active"),
+    SM_CLOCK,
+    Reading("warp instructions (millions)", "smsp__inst_executed.sum", 1e6),
+    Reading("FFMA thread instructions (millions)", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e6),
+    *stall_readings(STALL_REASONS),
+)
+
+
 def find_ncu() -> str | None:
     found = shutil.which("ncu")
     if found:
@@ -92,11 +138,23 @@ class NcuUnavailable(RuntimeError):
     pass
 
 
-def _run(ncu: str, metrics: list[str], key: str, M: int, N: int, K: int) -> subprocess.CompletedProcess:
-    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
-           "--metrics", ",".join(metrics), sys.executable, "-m", "tcgemm.gpu.ncu_target", key, str(M), str(N), str(K)]
+def _require_ncu() -> str:
+    ncu = find_ncu()
+    if ncu is None:
+        raise NcuUnavailable("Nsight Compute (ncu) is not installed on this machine")
+    return ncu
+
+
+def _launch(ncu: str, options: list[str], key: str, M: int, N: int, K: int) -> subprocess.CompletedProcess:
+    """ncu `options` on the one profiled launch of `key` in tcgemm.gpu.ncu_target, clocks left alone."""
+    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", *options,
+           sys.executable, "-m", "tcgemm.gpu.ncu_target", key, str(M), str(N), str(K)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+
+
+def _run(ncu: str, metrics: list[str], key: str, M: int, N: int, K: int) -> subprocess.CompletedProcess:
+    return _launch(ncu, ["--csv", "--page", "raw", "--metrics", ",".join(metrics)], key, M, N, K)
 
 
 def _failed(result: subprocess.CompletedProcess) -> bool:
@@ -108,22 +166,20 @@ def _named_in(text: str, metric: str) -> bool:
     return re.search(rf"(?<![\w]){re.escape(base)}(?![\w])", text) is not None
 
 
-def profile(key: str, M: int = 4096, N: int = 4096, K: int = 4096, metrics=None) -> dict:
+def profile(key: str, M: int = 4096, N: int = 4096, K: int = 4096, metrics=None, optional=OPTIONAL) -> dict:
     """Counter values (summed over the profiled kernels of the launch) for kernel `key` or 'cublas'.
 
     `metrics` maps names to ncu metrics (default METRICS). If ncu rejects the run, the names in
-    OPTIONAL are dropped (those ncu's message names, or else all of them) and it runs again; the
+    `optional` are dropped (those ncu's message names, or else all of them) and it runs again; the
     dropped names read NaN and are listed under "dropped"."""
-    ncu = find_ncu()
-    if ncu is None:
-        raise NcuUnavailable("Nsight Compute (ncu) is not installed on this machine")
+    ncu = _require_ncu()
     wanted = dict(METRICS if metrics is None else metrics)
     dropped: list[str] = []
     result = _run(ncu, list(wanted.values()), key, M, N, K)
     while _failed(result):
-        optional = [name for name in wanted if name in OPTIONAL]
+        optional_left = [name for name in wanted if name in optional]
         output = result.stdout + result.stderr
-        drop = [name for name in optional if _named_in(output, wanted[name])] or optional
+        drop = [name for name in optional_left if _named_in(output, wanted[name])] or optional_left
         if not drop or len(drop) == len(wanted):
             break
         for name in drop:
@@ -162,11 +218,31 @@ def predicted_vs_measured(key: str, M: int = 4096, N: int = 4096, K: int = 4096,
     if arch is None:
         from tcgemm.gpu.device import device_info
 
-        arch = f"sm_{device_info().compute_capability}"
+        arch = device_info().arch
     counts = predict(key, M, N, K, arch=arch)
     measured = profile(key, M, N, K, metrics={name: METRICS[name] for name in PREDICTED_BY})
     return [Comparison(name, METRICS[name], sum(getattr(counts[op], quantity) for op in ops), measured[name])
             for name, (ops, quantity) in PREDICTED_BY.items()]
+
+
+def read(key: str, readings, M: int = 4096, N: int = 4096, K: int = 4096) -> dict[str, float]:
+    """{label: value} of `readings` for one launch of `key`, scaled; NaN where this GPU or ncu lacks
+    the metric (as long as it has one of them)."""
+    metrics = {r.label: r.metric for r in readings}
+    counters = profile(key, M, N, K, metrics=metrics, optional=frozenset(metrics))
+    return {r.label: counters[r.label] / r.scale for r in readings}
+
+
+def readings_table(values: dict[str, dict[str, float]], readings, caption: str = "") -> Table:
+    """One row per reading, one column per kernel: `values` maps a column name to read()'s dict."""
+    rows = [[r.label, *(None if math.isnan(v[r.label]) else format(v[r.label], r.fmt) for v in values.values())]
+            for r in readings]
+    return Table([Column("counter"), *(Column(name, align="right") for name in values)], rows, caption)
+
+
+def profile_table(keys, readings, M: int = 4096, N: int = 4096, K: int = 4096, caption: str = "") -> Table:
+    """`readings` of each kernel in `keys` (one ncu run each) side by side."""
+    return readings_table({key: read(key, readings, M, N, K) for key in keys}, readings, caption)
 
 
 def stall_samples_by_opcode(source_csv: str) -> dict[str, dict[str, int]]:
@@ -194,16 +270,11 @@ def stall_samples(key: str, M: int = 4096, N: int = 4096, K: int = 4096) -> dict
     """Where the warps of one launch of `key` wait, by SASS opcode (ncu's SourceCounters sampling)."""
     import tempfile
 
-    ncu = find_ncu()
-    if ncu is None:
-        raise NcuUnavailable("Nsight Compute (ncu) is not installed on this machine")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    ncu = _require_ncu()
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "samples"
-        cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--section", "SourceCounters",
-               "--import-source", "no", "-f", "-o", str(report),
-               sys.executable, "-m", "tcgemm.gpu.ncu_target", key, str(M), str(N), str(K)]
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        done = _launch(ncu, ["--section", "SourceCounters", "--import-source", "no", "-f", "-o", str(report)],
+                       key, M, N, K)
         if _failed(done):
             raise NcuUnavailable(f"ncu did not profile {key} (exit {done.returncode}):\n{(done.stdout + done.stderr)[-1500:]}")
         page = subprocess.run([ncu, "-i", f"{report}.ncu-rep", "--page", "source", "--csv", "--print-source", "sass"],

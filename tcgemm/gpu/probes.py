@@ -19,12 +19,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from tcgemm.catalog import PROBES
-from tcgemm.catalog import PROBES
-from tcgemm.fragments.layouts import FragmentLayout, MMA_VARIANTS, ldmatrix_address_lane, ldmatrix_layout, mma_layout, same_positions
+from tcgemm.fragments.layouts import (FragmentLayout, MMA_VARIANTS, ldmatrix_address_lane, ldmatrix_instruction,
+                                     ldmatrix_layout, mma_layout, ptx_instruction, same_positions)
 from tcgemm.gpu.compile import get_function
 from tcgemm.gpu.device import require_gpu
 
 _DTYPES = {"f16": np.float16, "s8": np.int8, "f32": np.float32, "s32": np.int32}
+VERDICT = {True: "MATCH", False: "MISMATCH"}
 _MMA_SOURCE = PROBES["mma"].source
 _LDMATRIX_SOURCE = PROBES["ldmatrix"].source
 
@@ -149,6 +150,13 @@ def observe_mma(variant: str) -> dict[str, OperandProbe]:
     return {op: probes[op] for op in "ABCD"}
 
 
+def mma_verdict(variant: str) -> str:
+    """One line: the PTX instruction, each operand's observed layout against tcgemm.fragments.layouts,
+    and a random product decoded through all four."""
+    operands = "  ".join(f"{op}: {VERDICT[p.match]}" for op, p in observe_mma(variant).items())
+    return f"{ptx_instruction(variant):<52} {operands}  random product: {VERDICT[random_product_check(variant)]}"
+
+
 def random_product_check(variant: str, experiments: int = 8, seed: int = 0) -> bool:
     """D = A @ B + C on random small integers (exact in every type), decoded through all four maps."""
     L = _layouts(variant)
@@ -169,8 +177,16 @@ class LdmatrixProbe:
     shuffled_rows_match: bool
 
     @property
+    def layout_match(self) -> bool:
+        return same_layout(self.expected, self.observed)
+
+    @property
     def match(self) -> bool:
-        return same_layout(self.expected, self.observed) and self.shuffled_rows_match
+        return self.layout_match and self.shuffled_rows_match
+
+    def __str__(self) -> str:
+        return (f"{ldmatrix_instruction(self.num, self.trans):<48} layout: {VERDICT[self.layout_match]}  "
+                f"shuffled rows: {VERDICT[self.shuffled_rows_match]}")
 
 
 def run_ldmatrix(num: int, trans: bool, row_of_lane: np.ndarray) -> np.ndarray:
@@ -198,3 +214,8 @@ def observe_ldmatrix(num: int, trans: bool = False, seed: int = 0) -> LdmatrixPr
     stored_row = perm[ldmatrix_address_lane(num)]          # stacked row r -> stored row it was read from
     expected_tags = stored_row[layout.row] * 8 + layout.col
     return LdmatrixProbe(num, trans, layout, observed, bool(np.array_equal(tags, expected_tags)))
+
+
+def observe_every_ldmatrix() -> list[LdmatrixProbe]:
+    """observe_ldmatrix for .x1, .x2 and .x4, each without and with .trans."""
+    return [observe_ldmatrix(num, trans) for num in (1, 2, 4) for trans in (False, True)]

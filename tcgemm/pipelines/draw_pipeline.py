@@ -5,16 +5,20 @@ pictures read in greyscale: hatched = copy in flight, solid = ldmatrix + mma, gr
 """
 from __future__ import annotations
 
+import math
+
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from tcgemm.style import GROUP_HUES, text_color_on
+from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, new_figure, text_color_on
 from tcgemm.pipelines.pipeline import ring_state, steady_state_period, timeline
 
 WAIT_FACE = (0.78, 0.78, 0.78)
 FREE_FACE = (0.97, 0.97, 0.97)
 BAR_HEIGHT = 0.7
+LABEL_FONT = 7.0
+Y_LABELS_IN = 1.0  # the row names left of the bars ("warps waiting")
 _CHAR_WIDTH = 0.62  # average glyph width, in font sizes
 
 
@@ -26,47 +30,83 @@ def _light(rgb, mix: float = 0.65) -> tuple[float, float, float]:
     return tuple(c + (1 - c) * mix for c in rgb)
 
 
-def _bar(ax, x0, x1, y, face, edge, label, fontsize, hatch=None, ink=(0, 0, 0), boxed=False):
+def _bar(ax, x0, x1, y, face, edge, hatch=None):
     ax.add_patch(Rectangle((x0, y - BAR_HEIGHT / 2), x1 - x0, BAR_HEIGHT, facecolor=face,
                            edgecolor=edge, linewidth=0.8, hatch=hatch))
+
+
+def _label(ax, x, y, text, ink=(0, 0, 0), boxed=False):
     box = dict(facecolor="white", edgecolor="none", pad=0.6, alpha=0.85) if boxed else None
-    ax.text((x0 + x1) / 2, y, label, ha="center", va="center", fontsize=fontsize, color=ink,
-            bbox=box, clip_on=True)
+    ax.text(x, y, text, ha="center", va="center", fontsize=LABEL_FONT, color=ink, bbox=box, clip_on=True)
+
+
+def time_windows(intervals, per_window: float) -> list[tuple[float, float]]:
+    """Consecutive time windows covering the whole timeline, each at most ``per_window`` long and
+    about equally long, cut where an mma ends (through a bar only if no mma ends in reach)."""
+    total = max(iv.end for iv in intervals)
+    ends = sorted({iv.end for iv in intervals if iv.kind == "compute"})
+    windows, start = [], 0.0
+    while total - start > per_window:
+        target = start + (total - start) / math.ceil((total - start) / per_window)
+        cuts = [t for t in ends if start < t <= start + per_window] or [start + per_window]
+        cut = min(cuts, key=lambda t: abs(t - target))
+        windows.append((start, cut))
+        start = cut
+    windows.append((start, total))
+    return windows
+
+
+def _visible(iv, window) -> float:
+    return max(0.0, min(iv.end, window[1]) - max(iv.start, window[0]))
 
 
 def timeline_figure(n_stages: int, k_tiles: int, copy_time: float, compute_time: float) -> Figure:
     """One row per stage: each copy hatched from issue to land ("load t<k>"), each compute solid
-    ("mma t<k>"); a bottom row "warps waiting" shows where the mma waits for a copy."""
+    ("mma t<k>"); a bottom row "warps waiting" shows where the mma waits for a copy. The time axis
+    is cut into panels, one above the other, so that the figure fits the text column with the
+    shortest bar wide enough for its label; a bar cut by a panel edge is labelled in its larger part."""
     intervals = timeline(n_stages, k_tiles, copy_time, compute_time)
     period = steady_state_period(n_stages, copy_time, compute_time)
-    total = max(iv.end for iv in intervals)
-    shortest = min(copy_time, compute_time)
-    width = min(16.0, max(6.0, 1.6 + 0.8 * total / shortest))
-    bar_pt = 72 * (width - 1.6) * shortest / total
-    fontsize = min(8.0, max(5.0, 0.9 * bar_pt / (_CHAR_WIDTH * len(f"load t{k_tiles - 1}"))))
-    fig = Figure(figsize=(width, 0.45 * (n_stages + 1) + 1.4))
-    ax = fig.subplots()
-    for iv in intervals:
-        hue = tile_color(iv.tile)
-        if iv.kind == "copy":
-            _bar(ax, iv.start, iv.end, iv.stage, _light(hue), hue, f"load t{iv.tile}", fontsize,
-                 hatch="///", boxed=True)
-        elif iv.kind == "compute":
-            _bar(ax, iv.start, iv.end, iv.stage, hue, "white", f"mma t{iv.tile}", fontsize, ink=text_color_on(hue))
-        else:
-            _bar(ax, iv.start, iv.end, n_stages, WAIT_FACE, "white", f"wait t{iv.tile}", fontsize)
-    ax.set_xlim(0, total)
-    ax.set_ylim(n_stages + 0.6, -0.6)
-    ax.set_yticks(range(n_stages + 1), [f"stage {s}" for s in range(n_stages)] + ["warps waiting"], fontsize=8)
-    ax.tick_params(axis="y", length=0)
-    ax.tick_params(axis="x", labelsize=7)
-    ax.set_xlabel("time (hatched: cp.async in flight, issue to land; solid: ldmatrix + mma)", fontsize=8)
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
+    label_in = (_CHAR_WIDTH * len(f"load t{k_tiles - 1}") * LABEL_FONT + 4) / 72
+    per_window = (COLUMN_WIDTH_IN - Y_LABELS_IN) * min(copy_time, compute_time) / label_in
+    windows = time_windows(intervals, per_window)
+    span = max(end - start for start, end in windows)
+    fig = new_figure(COLUMN_WIDTH_IN, len(windows) * (0.34 * (n_stages + 1) + 0.45) + 0.75,
+                     layout="constrained")
+    axes = fig.subplots(len(windows), 1, squeeze=False)[:, 0]
+    home = {iv: max(range(len(windows)), key=lambda w: _visible(iv, windows[w])) for iv in intervals}
+    for w, (ax, window) in enumerate(zip(axes, windows)):
+        for iv in intervals:
+            if _visible(iv, window) == 0:
+                continue
+            hue = tile_color(iv.tile)
+            row = n_stages if iv.kind == "wait" else iv.stage
+            x0, x1 = max(iv.start, window[0]), min(iv.end, window[1])
+            if iv.kind == "copy":
+                _bar(ax, x0, x1, row, _light(hue), hue, hatch="///")
+            elif iv.kind == "compute":
+                _bar(ax, x0, x1, row, hue, "white")
+            else:
+                _bar(ax, x0, x1, row, WAIT_FACE, "white")
+            if home[iv] == w:
+                middle = (x0 + x1) / 2
+                name = {"copy": "load", "compute": "mma", "wait": "wait"}[iv.kind]
+                ink = text_color_on(hue) if iv.kind == "compute" else (0, 0, 0)
+                _label(ax, middle, row, f"{name} t{iv.tile}", ink, boxed=iv.kind == "copy")
+        ax.set_xlim(window[0], window[0] + span)  # one time scale in every panel
+        ax.set_xticks([t for t in ax.get_xticks() if window[0] <= t <= window[1]])
+        ax.spines["bottom"].set_bounds(*window)
+        ax.set_ylim(n_stages + 0.6, -0.6)
+        ax.set_yticks(range(n_stages + 1), [f"stage {s}" for s in range(n_stages)] + ["warps waiting"],
+                      fontsize=8)
+        ax.tick_params(axis="y", length=0)
+        ax.tick_params(axis="x", labelsize=7)
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+    axes[-1].set_xlabel("time (hatched: cp.async in flight, issue to land; solid: ldmatrix + mma)", fontsize=8)
     hidden = compute_time >= copy_time / (n_stages - 1)
-    ax.set_title(f"N = {n_stages} stages, copy {copy_time:g}, mma {compute_time:g} per tile: period {period:g} per "
-                 f"tile ({'copy latency hidden' if hidden else 'copy-bound'})", fontsize=9)
-    fig.set_layout_engine("constrained")
+    axes[0].set_title(f"N = {n_stages} stages, copy {copy_time:g}, mma {compute_time:g} per tile: period {period:g} "
+                      f"per tile ({'copy latency hidden' if hidden else 'copy-bound'})", fontsize=9)
     return fig
 
 
@@ -74,7 +114,7 @@ def ring_figure(n_stages: int, iteration: int, k_tiles: int) -> Figure:
     """The N stage slots while iteration ``iteration`` computes: the tile each holds and whether
     it is being computed on, in flight or free."""
     state = ring_state(n_stages, k_tiles, iteration)
-    fig = Figure(figsize=(1.1 * n_stages + 0.6, 1.9))
+    fig = new_figure(1.1 * n_stages + 0.6, 1.9)
     ax = fig.subplots()
     for stage, (tile, what) in enumerate(state):
         if what == "free":

@@ -1,35 +1,14 @@
 """How many blocks of a kernel fit on one SM, the way the CUDA occupancy calculator counts them,
-and the per-kernel resources that `cuobjdump -res-usage` reports. Pure: no GPU, no tools."""
+and the per-kernel resources that `cuobjdump -res-usage` reports. Pure: no GPU, no tools. The
+per-SM limits are tcgemm.arch's."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from tcgemm.arch import arch_limits
+
 WARP = 32
-
-
-@dataclass(frozen=True)
-class ArchLimits:
-    """Per-SM limits of one architecture (CUDA C Programming Guide, compute capabilities)."""
-
-    max_warps_per_sm: int
-    max_blocks_per_sm: int
-    smem_per_sm: int                     # usable by blocks, reserve included
-    max_smem_per_block: int              # opt-in maximum, reserve excluded
-    registers_per_sm: int = 65536
-    reg_alloc_unit: int = 256            # registers, allocated per warp
-    max_regs_per_thread: int = 255
-    smem_reserved_per_block: int = 1024  # taken by the system from every block
-    smem_alloc_unit: int = 128
-    max_threads_per_block: int = 1024
-
-
-ARCH_LIMITS: dict[str, ArchLimits] = {
-    "sm_80": ArchLimits(64, 32, 164 * 1024, 163 * 1024),
-    "sm_86": ArchLimits(48, 16, 100 * 1024, 99 * 1024),
-    "sm_89": ArchLimits(48, 24, 100 * 1024, 99 * 1024),
-    "sm_90": ArchLimits(64, 32, 228 * 1024, 227 * 1024),
-}
 
 
 @dataclass(frozen=True)
@@ -63,9 +42,7 @@ def occupancy(arch: str, threads_per_block: int, regs_per_thread: int,
               smem_per_block: int) -> Occupancy:
     """Resident blocks per SM of a kernel with these resources on `arch`.
     `smem_per_block` is static plus dynamic shared memory in bytes, without the system reserve."""
-    if arch not in ARCH_LIMITS:
-        raise ValueError(f"unknown arch {arch!r}; known: {', '.join(ARCH_LIMITS)}")
-    lim = ARCH_LIMITS[arch]
+    lim = arch_limits(arch)
     for name, value in (("threads_per_block", threads_per_block),
                         ("regs_per_thread", regs_per_thread), ("smem_per_block", smem_per_block)):
         if value < 0:

@@ -59,7 +59,8 @@ def current_stamp() -> dict:
 def _describe(nb, index: int | None) -> str:
     if index is None:
         return "before its first cell"
-    first = (nb.cells[index].source.strip().splitlines() or [""])[0]
+    code = nb.cells[index].source.removeprefix("%%gpu\n")  # name the cell by its own first line
+    first = (code.strip().splitlines() or [""])[0]
     return f"cell {index} (first line: {first!r})"
 
 

@@ -1,5 +1,10 @@
 """Sphinx extension (named in _config.yml): fixes to the book's HTML that settings cannot express.
 Imported only by the book build; pure Python."""
+import posixpath
+from html import escape
+from urllib.parse import quote
+
+from docutils import nodes
 
 # Where the widget embedder lives (the same URL as in _config.yml's nb_ipywidgets_js).
 HTML_MANAGER = "https://cdn.jsdelivr.net/npm/@jupyter-widgets/html-manager@1.0.6/dist"
@@ -18,8 +23,44 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = unique
 
 
+class full_size_link(nodes.General, nodes.Element):
+    """Wraps a figure that a code cell drew: a click opens the image file alone, at full size."""
+
+
+def _link_output_images(app, doctree, docname):
+    for image in list(doctree.findall(nodes.image)):
+        if isinstance(image.parent, (nodes.reference, full_size_link)):
+            continue
+        if any("cell_output" in a.get("classes", ()) for a in _ancestors(image)):
+            link = full_size_link()
+            image.replace_self(link)
+            link.append(image)
+
+
+def _ancestors(node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
+def _visit_full_size_link(self, node):
+    # Where the image will be (as Sphinx's own link for scaled images computes it): the builder has
+    # copied it to _images/ but rewrites the image's uri only when the image itself is visited.
+    uri = node.children[0]["uri"]
+    if uri in self.builder.images:
+        uri = posixpath.join(self.builder.imgpath, quote(self.builder.images[uri]))
+    self.body.append(f'<a class="tcgemm-full-size" href="{escape(uri)}" title="Open the figure at full size" '
+                     'style="cursor: zoom-in">')
+
+
+def _depart_full_size_link(self, node):
+    self.body.append("</a>")
+
+
 def setup(app):
     app.connect("html-page-context", _drop_duplicate_scripts)
+    app.add_node(full_size_link, html=(_visit_full_size_link, _depart_full_size_link))
+    app.connect("doctree-resolved", _link_output_images)
     # html-manager 1.x locates its Font Awesome files next to the RequireJS URL of its AMD modules,
     # by default the page's own folder (404s); RequireJS reads `var require` as its configuration.
     app.add_js_file(None, priority=100, body=(

@@ -10,7 +10,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from tcgemm.style import GROUP_HUES, MUTED_FACE, text_color_on
+from tcgemm.style import GROUP_HUES, MIN_FONT_PT, MUTED_FACE, new_figure, text_color_on
 from tcgemm.sgemm.regbank import (
     MAXWELL, SIZE, Numbering, RegisterFile, check_order, instructions, naive_numbering, order_named,
     row_by_row, simulate, summarize,
@@ -55,7 +55,7 @@ def _register_cell(ax, x, y, register: int, rf: RegisterFile, label: str) -> Non
     ax.add_patch(Rectangle((x, y), 1, 1, facecolor=face, edgecolor="white", linewidth=1, gid="register"))
     ax.text(x + 0.5, y + 0.55, label, ha="center", va="center", fontsize=7, color=ink,
             linespacing=1.0, gid="register-label")
-    ax.text(x + 0.93, y + 0.08, str(bank), ha="right", va="top", fontsize=4.5, color=ink, gid="bank-label")
+    ax.text(x + 0.93, y + 0.08, str(bank), ha="right", va="top", fontsize=MIN_FONT_PT, color=ink, gid="bank-label")
 
 
 def _outline(ax, x, y) -> None:
@@ -92,7 +92,7 @@ def numbering_figure(numbering: Numbering, rf: RegisterFile = MAXWELL, order=Non
     list of (i, j)) with the given reuse cache; with no order, without reuse."""
     by_cell, total, how = _simulated(numbering, rf, order, reuse_slots, reuse_depth)
     side = 1 + GAP + SIZE
-    fig = Figure(figsize=(side * CELL_IN + 0.8, (side + 1) * CELL_IN + 0.8))
+    fig = new_figure(side * CELL_IN + 0.8, (side + 1) * CELL_IN + 0.8)
     ax = _bare_axes(fig, side, side + 1, bottom_in=0.1)
     offset = 1 + GAP
     for i in range(SIZE):
@@ -119,14 +119,14 @@ def order_figure(order, numbering: Numbering | None = None, rf: RegisterFile = M
     registers = numbering if numbering is not None else naive_numbering()
     steps = simulate(instructions(registers, pairs), rf, reuse_slots, reuse_depth)
     total = summarize(steps)
-    fig = Figure(figsize=(SIZE * CELL_IN + 1.0, SIZE * CELL_IN + 1.0))
+    fig = new_figure(SIZE * CELL_IN + 1.0, SIZE * CELL_IN + 1.0)
     ax = _bare_axes(fig, SIZE, SIZE, bottom_in=0.1)
     for number, step in enumerate(steps, start=1):
         i, j = step.instruction.cell
         ax.add_patch(Rectangle((j, i), 1, 1, facecolor=MUTED_FACE, edgecolor="white", linewidth=1, gid="cell"))
         ax.text(j + 0.5, i + 0.4, str(number), ha="center", va="center", fontsize=7, gid="step-label")
         if step.hits:
-            ax.text(j + 0.5, i + 0.78, "·".join(step.hits), ha="center", va="center", fontsize=5,
+            ax.text(j + 0.5, i + 0.78, "·".join(step.hits), ha="center", va="center", fontsize=MIN_FONT_PT,
                     color="#0072B2", gid="hit-label")
         if numbering is not None and step.conflict:
             _outline(ax, j, i)

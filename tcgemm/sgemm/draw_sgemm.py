@@ -11,12 +11,13 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 from tcgemm.sgemm import sgemm_layout as sg
-from tcgemm.style import GROUP_HUES, MUTED_FACE, TILE_EDGE, text_color_on
+from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, MIN_FONT_PT, MUTED_FACE, TILE_EDGE, new_figure, text_color_on
 
 OTHER_QUADRANT_MIX = 0.55
 PAD_FACE = (0.85, 0.85, 0.85)
 HIGHLIGHT_EDGE = "black"
 HIGHLIGHT_WIDTH = 2.6
+MAX_CELL_IN = 0.42
 _CHAR_WIDTH = 0.62  # average glyph width, in font sizes
 
 
@@ -33,9 +34,10 @@ def quadrant_color(warp: int, first_quadrant: bool) -> tuple[float, float, float
     return warp_color(warp) if first_quadrant else lighter(warp_color(warp))
 
 
-def _cell_inches(tile: int) -> float:
-    """Side of a 4x4 block (or a float4 cell) in inches."""
-    return 0.42 if tile == 64 else 0.3
+def _cell_inches(columns: float, margins_in: float) -> float:
+    """Side of a cell (a 4x4 block or a float4) when ``columns`` cells and ``margins_in`` of margins
+    share the text column's width."""
+    return min(MAX_CELL_IN, (COLUMN_WIDTH_IN - margins_in) / columns)
 
 
 def _font(cell_in: float, chars: int) -> float:
@@ -77,17 +79,21 @@ def _warp_legend(fig: Figure, warps: int, y: float):
                bbox_to_anchor=(0.5, y), handlelength=1.2, columnspacing=1.0)
 
 
-def _draw_vector(ax, tile: int, highlighted, face, vertical: bool):
-    """One k row of As or Bs: TILE floats, the highlighted ones in colour, labelled per float4."""
+def _draw_vector(ax, tile: int, highlighted, face, vertical: bool, run_in: float):
+    """One k row of As or Bs: TILE floats, the highlighted ones in colour, each run of four outlined
+    and labelled (0-3) if every run's label fits ``run_in``, its length, at the minimum font."""
     for i in range(tile):
         x, y, w, h = (0, i, 1, 1) if vertical else (i, 0, 1, 1)
         ax.add_patch(Rectangle((x, y), w, h, facecolor=face if i in highlighted else MUTED_FACE,
                                edgecolor="white", linewidth=0.3, gid="float"))
-    for first in sorted(highlighted)[::4]:
+    runs = {first: f"{first}-{first + 3}" for first in sorted(highlighted)[::4]}
+    labelled = all(_font(run_in, len(label)) >= MIN_FONT_PT for label in runs.values())
+    for first, label in runs.items():
         _outline(ax, *((0, first, 1, 4) if vertical else (first, 0, 4, 1)))
-        at = (0.5, first + 2) if vertical else (first + 2, 0.5)
-        ax.text(*at, f"{first}-{first + 3}", ha="center", va="center", fontsize=6,
-                rotation=0 if vertical else 90, color=text_color_on(face), gid="float-label")
+        if labelled:
+            at = (0.5, first + 2) if vertical else (first + 2, 0.5)
+            ax.text(*at, label, ha="center", va="center", fontsize=MIN_FONT_PT,
+                    rotation=0 if vertical else 90, color=text_color_on(face), gid="float-label")
 
 
 def thread_layout_figure(tile: int = 64, highlight_tid: int = 0) -> Figure:
@@ -95,11 +101,11 @@ def thread_layout_figure(tile: int = 64, highlight_tid: int = 0) -> Figure:
     a thread's three blocks HALF away); left the A column As[k][:], top the B row Bs[k][:], with
     the 8 floats ``highlight_tid`` reads of each; its four C blocks outlined."""
     tile, tid = sg.check_tile(tile), sg.check_tid(highlight_tid, tile)
-    block = _cell_inches(tile)
+    left, gap, right, bottom, top = 0.45, 0.08, 0.1, 0.75, 0.95
+    block = _cell_inches(tile // 4 + 1, left + gap + right)
     side = tile // 4 * block
-    left, gap, right, bottom, top = 0.75, 0.12, 0.3, 0.75, 0.8
     width, height = left + block + gap + side + right, bottom + side + gap + block + top
-    fig = Figure(figsize=(width, height))
+    fig = new_figure(width, height)
     ax_c = _axes(fig, width, height, left + block + gap, bottom, side, side, "C tile")
     ax_a = _axes(fig, width, height, left, bottom, block, side, "A column")
     ax_b = _axes(fig, width, height, left + block + gap, bottom + side + gap, side, block, "B row")
@@ -122,16 +128,16 @@ def thread_layout_figure(tile: int = 64, highlight_tid: int = 0) -> Figure:
     ax_c.set_xlabel("n (column of the C tile)", fontsize=8)
 
     face = warp_color(sg.warp_of(tid, tile))
-    _draw_vector(ax_a, tile, set(rows), face, vertical=True)
+    _draw_vector(ax_a, tile, set(rows), face, vertical=True, run_in=block)
     _frame(ax_a, 1, tile, yticks=ticks)
     ax_a.set_ylabel("m (row of the C tile)", fontsize=8)
     ax_a.set_xlabel("As[k][:]\n(A column)", fontsize=7)
-    _draw_vector(ax_b, tile, set(cols), face, vertical=False)
+    _draw_vector(ax_b, tile, set(cols), face, vertical=False, run_in=block)
     _frame(ax_b, tile, 1)
     ax_b.set_ylabel("Bs[k][:]\n(B row)", fontsize=7, rotation=0, ha="right", va="center")
 
     fig.suptitle(f"SGEMM {tile}×{tile} tile, {sg.thread_count(tile)} threads: each 4×4 block names its thread\n"
-                 f"lighter: a thread's three blocks {half} rows / columns from its first; "
+                 f"lighter: a thread's three blocks {half} rows / columns from its first\n"
                  f"outlined: thread {tid}'s blocks and the 8 + 8 floats it reads per k",
                  fontsize=9, y=1 - 0.08 / height, va="top")
     _warp_legend(fig, sg.warp_count(tile), 0.0)
@@ -145,12 +151,12 @@ def load_pattern_figure(tile: int = 64, highlight_tids=None) -> Figure:
     tile = sg.check_tile(tile)
     loaders = sg.thread_count(tile) // 2
     highlight = {0, loaders} if highlight_tids is None else {sg.check_tid(t, tile) for t in highlight_tids}
-    cell = _cell_inches(tile)
     cols = tile // 4
-    left, right, bottom, top, between = 0.6, 0.3, 0.75, 0.95, 0.75
+    left, right, bottom, top, between = 0.6, 0.3, 0.75, 1.1, 0.75
+    cell = _cell_inches(cols, left + right)
     stripe_h = sg.BK * cell
     width, height = left + cols * cell + right, bottom + 2 * stripe_h + between + top
-    fig = Figure(figsize=(width, height))
+    fig = new_figure(width, height)
     axes = {"A": _axes(fig, width, height, left, bottom + stripe_h + between, cols * cell, stripe_h, "As"),
             "B": _axes(fig, width, height, left, bottom, cols * cell, stripe_h, "Bs")}
     fontsize = _font(cell, len(str(sg.thread_count(tile) - 1)))
@@ -175,7 +181,7 @@ def load_pattern_figure(tile: int = 64, highlight_tids=None) -> Figure:
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False,
                bbox_to_anchor=(0.5, 0.0), handlelength=1.2)
     fig.suptitle(f"Global → shared, one k-tile ({tile}×{tile} SGEMM): each thread loads "
-                 f"{sg.loads_per_thread(tile)} float4, {rows_step} k rows apart; outlined: threads "
+                 f"{sg.loads_per_thread(tile)} float4,\n{rows_step} k rows apart; outlined: threads "
                  f"{', '.join(str(t) for t in sorted(highlight))}", fontsize=9, y=1 - 0.08 / height, va="top")
     return fig
 
@@ -185,13 +191,13 @@ def writeback_figure(tile: int = 64, p: int = 0, highlight_tid: int = 0) -> Figu
     labelled with the thread that writes it (coloured as in thread_layout_figure; hatched: the
     padding). Right: the warp and store instruction j that store each stage row, and its C row."""
     tile, p, tid = sg.check_tile(tile), sg.check_pass(p), sg.check_tid(highlight_tid, tile)
-    cell = _cell_inches(tile)
     rows, cols, pad_cols = tile // 4, tile // 4, sg.STAGE_PAD // 4
     table_w = 1.9
-    left, gap, right, bottom, top = 0.55, 0.35, 0.2, 0.75, 1.15
+    left, gap, right, bottom, top = 0.55, 0.35, 0.2, 0.75, 1.3
+    cell = _cell_inches(cols + pad_cols, left + gap + table_w + right)
     stage_w = (cols + pad_cols) * cell
     width, height = left + stage_w + gap + table_w + right, bottom + rows * cell + top
-    fig = Figure(figsize=(width, height))
+    fig = new_figure(width, height)
     ax_stage = _axes(fig, width, height, left, bottom, stage_w, rows * cell, "stage")
     ax_rows = _axes(fig, width, height, left + stage_w + gap, bottom, table_w, rows * cell, "stores")
 
@@ -226,9 +232,9 @@ def writeback_figure(tile: int = 64, p: int = 0, highlight_tid: int = 0) -> Figu
     ax_rows.set_title("stored by warp, instruction j\n(128-bit st.global per lane)", fontsize=8, pad=6)
 
     padded, plain = sg.staging_bank_conflicts(tile, sg.STAGE_PAD), sg.staging_bank_conflicts(tile, 0)
-    fig.suptitle(f"C write-back, pass {p} of 4: each thread writes row {p} of its four 4×4 blocks, "
-                 f"then each warp stores whole C rows\nstaging writes: {padded.ways} wavefront per "
-                 f"8-lane phase with the {sg.STAGE_PAD}-float padding, {plain.ways} without",
+    fig.suptitle(f"C write-back, pass {p} of 4: each thread writes row {p} of its four 4×4 blocks,\n"
+                 f"then each warp stores whole C rows; staging writes: {padded.ways} wavefront per "
+                 f"8-lane phase\nwith the {sg.STAGE_PAD}-float padding, {plain.ways} without",
                  fontsize=9, y=1 - 0.08 / height, va="top")
     _warp_legend(fig, sg.warp_count(tile), 0.0)
     return fig

@@ -226,12 +226,12 @@ def xor_chunk(smem_row, chunk, tile_chunks: int = 4):
 
 def xor_permuted(tile_chunks: int = 4, row_chunks: int = 8, chunk_bytes: int = 16,
                  elem_bytes: int = 2) -> Layout:
-    """Kernel 2.0's permuted layout (CUTLASS's, as the seed uses it) of a tile whose rows are
+    """Kernel 2.0's permuted layout (CUTLASS's, as Patterson's worklog uses it) of a tile whose rows are
     ``tile_chunks`` chunks of ``chunk_bytes``.
 
     Shared memory rows are ``row_chunks`` chunks (8 x 16 B = 128 B: all 32 banks), so each holds
-    ``row_chunks // tile_chunks`` consecutive tile rows side by side (two 64-byte K-slices in the
-    seed). Tile row ``r`` lands in shared row ``r // 2``, logical chunk ``(r % 2) * 4 + k_chunk``,
+    ``row_chunks // tile_chunks`` consecutive tile rows side by side (two 64-byte K-slices in
+    Kernel 2.0). Tile row ``r`` lands in shared row ``r // 2``, logical chunk ``(r % 2) * 4 + k_chunk``,
     stored at chunk ``xor_chunk(r // 2, logical)``. In address bits of the byte offset
     (bits 0-3: byte in chunk, 4-5: k chunk, 6: which tile row, 7 and up: shared row) that is
     "bits 4-5 ^= bits 7-8", i.e. Swizzle<2,4,3> on byte offsets (Swizzle<2,3,3> on fp16 element

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from tcgemm.smem.banks import Access, Layout, analyze, phases
-from tcgemm.style import GROUP_HUES, text_color_on
+from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, new_figure, text_color_on
 
 CHUNK_BYTES = 16
 GROUPS = 8
@@ -71,7 +71,7 @@ def bank_map_figure(panels: dict[str, tuple[Layout, Access | None]], rows: int =
     """One panel per layout: the tile in its own (row, chunk) coordinates, each chunk coloured and
     labelled by its bank group. With an access, the chunks of one of its phases are outlined and the
     title says how many wavefronts that phase needs."""
-    fig = Figure(figsize=(len(panels) * (chunks * CELL_IN + 0.9) + 0.3, rows * CELL_IN + 1.3))
+    fig = new_figure(len(panels) * (chunks * CELL_IN + 0.9) + 0.3, rows * CELL_IN + 1.3, layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (title, (layout, access)) in zip(axes, panels.items()):
         addresses = chunk_addresses(layout, rows, chunks)
@@ -88,7 +88,6 @@ def bank_map_figure(panels: dict[str, tuple[Layout, Access | None]], rows: int =
     axes[0].set_ylabel("tile row", fontsize=8)
     fig.suptitle("cell = banks of the 16-byte chunk; outlined = read together in one phase" if any(
         a is not None for _, a in panels.values()) else "cell = banks of the 16-byte chunk", fontsize=9)
-    fig.set_layout_engine("constrained")
     return fig
 
 
@@ -104,7 +103,8 @@ def permutation_figure(layout: Layout, rows: int = 16, chunks: int = 4) -> Figur
         line, slot = divmod(int(a) // CHUNK_BYTES, GROUPS)
         held[line, slot] = f"{r},{c}"
         held_chunk[line, slot] = c
-    fig = Figure(figsize=((GROUPS + chunks) * CELL_IN + 2.2, max(lines, rows) * CELL_IN + 1.3))
+    cell = min(CELL_IN, (COLUMN_WIDTH_IN - 2.2) / (GROUPS + chunks))
+    fig = new_figure((GROUPS + chunks) * cell + 2.2, max(lines, rows) * cell + 1.3, layout="constrained")
     left, right = fig.subplots(1, 2, width_ratios=[GROUPS, chunks])
     empty = np.array([0.95, 0.95, 0.95])
     colors = np.where(held_chunk[..., None] >= 0, _group_colors(np.maximum(held_chunk, 0) * 2 % GROUPS), empty)
@@ -116,5 +116,4 @@ def permutation_figure(layout: Layout, rows: int = 16, chunks: int = 4) -> Figur
     right.set_xlabel("chunk", fontsize=8)
     right.set_ylabel("tile row", fontsize=8)
     fig.suptitle(layout.name, fontsize=9)
-    fig.set_layout_engine("constrained")
     return fig

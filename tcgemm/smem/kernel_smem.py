@@ -42,7 +42,7 @@ from functools import lru_cache
 import numpy as np
 
 from tcgemm.smem.banks import WARP, Access, analyze
-from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS
+from tcgemm.catalog import TARGET_ARCHS, configured
 from tcgemm.validate import check_gemm_shape
 
 OPS = ("st", "ld", "ldsm")   # ordinary stores, ordinary loads, ldmatrix
@@ -168,10 +168,12 @@ def _permuted_smem(warp: int, a_once: bool, permuted: bool = True) -> list[Instr
 
 
 def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int, b_pairs: bool,
-               slice_xor: bool = False) -> list[Instr]:
-    """kernels/06-13: one K tile of one stage (every stage has the same banks: a stage is a whole
+               copy_offsets: bool = False, slice_xor: bool = False) -> list[Instr]:
+    """Kernels 3.0 to 4.5: one K tile of one stage (every stage has the same banks: a stage is a whole
     number of 128-byte lines). Copies are cp.async (counted as stores); then, per k16 slice, the
     A fragments (x4) and the B fragments (x2 per n-tile, or x4 per pair of n-tiles: `b_pairs`).
+    `copy_offsets`: the copy addresses as Kernel 3.6 and later compute them, copy 0's slot plus whole
+    sweeps of ROWS_PER_LOAD rows, instead of permuted_chunk per copy.
     `slice_xor`: the addresses as Kernels 4.4 and 4.5 compute them, slice 0's offset XOR ks << 5
     plus a whole number of 16-row tiles, instead of permuted_chunk per ldmatrix."""
     THREADS, WARPS_N, MMA_M, MMA_N, MMA_K, CHUNK, LINE = 256, 4, 16, 8, 16, 8, 8
@@ -188,10 +190,14 @@ def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int,
     tid = warp * WARP + LANE
     warp_m = (warp // WARPS_N) * WM
     warp_n = (warp % WARPS_N) * WN
+    st_slot = permuted_chunk(tid // CHUNKS, tid % CHUNKS)
     out = []
     for rows, base, array in ((BM, 0, "As"), (BN, bs_base, "Bs")):
         for i in range(rows // ROWS_PER_LOAD):
-            slot = permuted_chunk(tid // CHUNKS + i * ROWS_PER_LOAD, tid % CHUNKS)
+            if copy_offsets:
+                slot = st_slot + i * ROWS_PER_LOAD * CHUNKS
+            else:
+                slot = permuted_chunk(tid // CHUNKS + i * ROWS_PER_LOAD, tid % CHUNKS)
             out.append(Instr(warp, array, Access(base + slot * UINT4, UINT4, "st")))
     a_row, a_chunk = LANE % 16, LANE // 16
     b_row = LANE % 8 + (8 * (LANE // 16) if b_pairs else 0)
@@ -221,12 +227,19 @@ _WARP_STEPS = {
     "k2.1": lambda warp, permuted=True: _permuted_smem(warp, a_once=True, permuted=permuted),
     "k3.0": lambda warp, BK=32: _pipelined(warp, 64, 64, BK, 2, 2, b_pairs=False),
     "k3.1": lambda warp, BK=32: _pipelined(warp, 128, 128, BK, 4, 4, b_pairs=False),
-    "k4.0": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
-    "k4.1": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
-    "k4.2": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
-    "k4.3": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True),
-    "k4.4": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, slice_xor=True),
-    "k4.5": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, slice_xor=True),
+    "k3.2": lambda warp, BK=32: _pipelined(warp, 128, 128, BK, 4, 4, b_pairs=False),
+    "k3.3": lambda warp, BK=32: _pipelined(warp, 128, 128, BK, 4, 4, b_pairs=True),
+    "k3.4": lambda warp, BK=32: _pipelined(warp, 128, 128, BK, 4, 4, b_pairs=True),
+    "k3.5": lambda warp, BK=32: _pipelined(warp, 128, 128, BK, 4, 4, b_pairs=True),
+    "k3.6": lambda warp, BK=32: _pipelined(warp, 128, 128, BK, 4, 4, b_pairs=True, copy_offsets=True),
+    "k4.0": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True),
+    "k4.1": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True),
+    "k4.2": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True),
+    "k4.3": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True),
+    "k4.4": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
+                                           slice_xor=True),
+    "k4.5": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
+                                           slice_xor=True),
 }
 PERMUTABLE = ("k2.0", "k2.1")
 
@@ -268,12 +281,6 @@ def _drop_repeated_ldmatrix(instrs: list[Instr]) -> list[Instr]:
 def _check_arch(arch):
     if arch is not None and arch not in TARGET_ARCHS:
         raise ValueError(f"arch must be None (source level) or one of {sorted(TARGET_ARCHS)}, got {arch!r}")
-
-
-def configured(key: str, arch: str | None):
-    """The catalog kernel in the configuration its launcher picks on `arch` (its first one if None)."""
-    kernel = GEMM_KERNELS[key]
-    return kernel.for_smem(TARGET_ARCHS[arch]) if arch else kernel.for_smem(max(TARGET_ARCHS.values()))
 
 
 def block_step(key: str, *, arch: str | None = None, permuted: bool = True) -> list[Instr]:

@@ -98,7 +98,7 @@ function laneTable(access, report) {
 
 function render({ model, el }) {
   const catalog = model.get("catalog");
-  const root = element("div", { class: "tcgemm-bank-explorer" });
+  const root = element("div", { class: "tcgemm-widget tcgemm-bank-explorer" });
   const form = controls(model, catalog);
   const summary = element("div", { class: "tcgemm-summary" });
   const layoutName = element("div", { class: "tcgemm-layout-name" });

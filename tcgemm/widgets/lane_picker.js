@@ -52,7 +52,7 @@ function describe(data, lane) {
 }
 
 function render({ model, el }) {
-  const root = element("div", { class: "tcgemm-lane-picker" });
+  const root = element("div", { class: "tcgemm-widget tcgemm-lane-picker" });
   const num = element("select", { name: "num" });
   for (const n of [1, 2, 4]) num.append(element("option", { value: n, text: `.x${n}` }));
   const trans = element("input", { type: "checkbox", name: "trans" });

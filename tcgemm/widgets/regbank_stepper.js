@@ -41,9 +41,10 @@ function totalsText(totals) {
     `${hits} of 128 a/b reads from the reuse cache (${Math.round(100 * totals.hit_rate)}%)`;
 }
 
+// The bank's colour and the text that reads on it, for widgets.css to use.
 function paint(cell, palette, bank) {
-  cell.style.background = palette[bank].face;
-  cell.style.color = palette[bank].ink;
+  cell.style.setProperty("--face", palette[bank].face);
+  cell.style.setProperty("--ink", palette[bank].ink);
   cell.dataset.bank = bank;
 }
 
@@ -110,10 +111,10 @@ function render({ model, el }) {
   const grid = buildGrid();
   const legend = element("div", {
     class: "tcgemm-regbank-legend",
-    text: "colour = bank; faded = not issued yet; dashed = this FFMA; thick border = bank conflict; " +
+    text: "colour = bank (a ring until the FFMA issues); dashed = this FFMA; thick border = bank conflict; " +
       "↺ = operand from the reuse cache",
   });
-  const root = element("div", { class: "tcgemm-regbank-stepper" }, [controls, stepper, info, grid, legend, totals]);
+  const root = element("div", { class: "tcgemm-widget tcgemm-regbank-stepper" }, [controls, stepper, info, grid, legend, totals]);
   el.append(root);
 
   function update() {

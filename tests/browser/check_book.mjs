@@ -1,20 +1,29 @@
 // Open pages of the built book in headless Chromium with no network: every CDN request is answered
 // from node_modules (pinned in package.json); any other external request is aborted and reported.
+// Each page is opened once at 1280 px, in the theme's light mode and then in its dark mode (the book's
+// theme follows the reader's prefers-color-scheme: default_mode auto), and its presentation is
+// measured in both (see presentation.mjs).
 //
-//   node check_book.mjs HTML_ROOT OUT_JSON [--explorer PAGE] PAGE...
+//   node check_book.mjs HTML_ROOT OUT_JSON --column-px N [--explorer PAGE] PAGE...
 //
-// PAGEs are paths under HTML_ROOT (book/intro.html). Writes OUT_JSON:
-//   { chromium, pages: {PAGE: {pageErrors, consoleErrors, failedRequests, unexpectedRequests,
-//                              widgetViews, widgetsRendered, mathjax, finalUrl}},
+// PAGEs are paths under HTML_ROOT (book/intro.html); N is the text column that figures are drawn
+// for (tcgemm.style.DISPLAY_COLUMN_PX). Writes OUT_JSON:
+//   { chromium, viewport, columnPx, pages: {PAGE: {pageErrors, consoleErrors, failedRequests,
+//       unexpectedRequests, widgetViews, widgetsRendered, mathjax, finalUrl, lanePicker,
+//       presentation: {light|dark: {theme, column, overflows, progress, smallFigures,
+//                                   contrast, textsChecked}}}},
 //     served: {URL: file under node_modules}, integritySubstituted: [...],
 //     explorer: null | {found, reason?, readings?} }
 // and exits 0 whenever it could write that file: tests/test_browser.py judges it.
+// With TCGEMM_SCREENSHOTS=DIR it also saves each page and each widget, in both modes, before and
+// after use, as PNGs in DIR.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { measureContrast, measureOutputs } from './presentation.mjs';
 
 const MODULES = join(fileURLToPath(new URL('.', import.meta.url)), 'node_modules');
 const CHROMIUM = process.env.TCGEMM_CHROMIUM || '/usr/bin/chromium';
@@ -23,6 +32,12 @@ const CHROMIUM = process.env.TCGEMM_CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const PAGE_TIMEOUT_MS = 30_000;
+const VIEWPORT = { width: 1280, height: 900 };
+const MODES = ['light', 'dark'];
+// Where anywidget/ipywidgets views are drawn (html-manager's div.widget-subarea).
+const WIDGET_ROOTS = '.widget-subarea';
+// Whose text must pass WCAG AA: the widgets and the tables of results.
+const CONTRAST_ROOTS = `${WIDGET_ROOTS}, div.cell_output table:not(${WIDGET_ROOTS} table)`;
 const WIDGET_VIEWS = 'script[type="application/vnd.jupyter.widget-view+json"]';
 
 const TYPES = {
@@ -107,17 +122,22 @@ function serve(root) {
 
 async function main() {
   const args = process.argv.slice(2);
-  let explorerPage = null;
-  const at = args.indexOf('--explorer');
-  if (at >= 0) explorerPage = args.splice(at, 2)[1];
+  const option = (name) => {
+    const at = args.indexOf(name);
+    return at < 0 ? null : args.splice(at, 2)[1] ?? '';
+  };
+  const explorerPage = option('--explorer');
+  const columnPx = Number(option('--column-px'));
   const [rootArg, outFile, ...pages] = args;
-  if (!rootArg || !outFile || pages.length === 0 || (at >= 0 && !explorerPage)) {
-    console.error('usage: node check_book.mjs HTML_ROOT OUT_JSON [--explorer PAGE] PAGE...');
+  if (!rootArg || !outFile || pages.length === 0 || explorerPage === '' || !(columnPx > 0)) {
+    console.error('usage: node check_book.mjs HTML_ROOT OUT_JSON --column-px N [--explorer PAGE] PAGE...');
     process.exit(2);
   }
   const server = await serve(resolve(rootArg));
   const origin = `http://127.0.0.1:${server.address().port}`;
-  const result = { chromium: null, pages: {}, served: {}, integritySubstituted: [], explorer: null };
+  const result = {
+    chromium: null, viewport: VIEWPORT, columnPx, pages: {}, served: {}, integritySubstituted: [], explorer: null,
+  };
 
   // The book's pages from our server (their script integrity fixed up); CDN files from
   // node_modules; anything else aborted and reported.
@@ -159,11 +179,12 @@ async function main() {
   for (const path of pages) {
     const entry = {
       pageErrors: [], consoleErrors: [], failedRequests: [], unexpectedRequests: [],
-      widgetViews: 0, widgetsRendered: 0, mathjax: false, finalUrl: null,
+      widgetViews: 0, widgetsRendered: 0, mathjax: false, finalUrl: null, lanePicker: null, presentation: {},
     };
     result.pages[path] = entry;
-    // A fresh context per page (no cookies, no local storage): each page is a first visit.
-    const context = await browser.newContext();
+    // A fresh context per page (no cookies, no local storage): each page is a first visit, by a
+    // reader whose system asks for light colours; then the same reader switches to dark.
+    const context = await browser.newContext({ viewport: VIEWPORT, colorScheme: MODES[0] });
     await context.route('**/*', (route) => answer(route, entry));
     const page = await context.newPage();
     page.setDefaultTimeout(PAGE_TIMEOUT_MS);
@@ -172,16 +193,26 @@ async function main() {
       await page.goto(`${origin}/${path}`, { waitUntil: 'load' });
       Object.assign(entry, await settle(page));
       entry.finalUrl = page.url().slice(origin.length + 1);
+      const shot = process.env.TCGEMM_SCREENSHOTS && join(process.env.TCGEMM_SCREENSHOTS, path.replaceAll('/', '_'));
+      await inEachMode(page, async (mode) => {
+        const contrast = await page.evaluate(measureContrast, { roots: CONTRAST_ROOTS, state: 'as recorded' });
+        entry.presentation[mode] = {
+          theme: await page.evaluate(() => document.documentElement.dataset.theme),
+          ...await page.evaluate(measureOutputs, { columnPx }),
+          contrast: contrast.failures, textsChecked: contrast.texts,
+        };
+        if (shot) await screenshots(page, `${shot}.${mode}`);
+      });
+      // The widgets after a reader has used them (conflicting banks, a chosen lane, FFMAs issued).
       if (path === explorerPage) result.explorer = await exploreBanks(page, entry.widgetViews);
       entry.lanePicker = await pickLane(page);
-      if (process.env.TCGEMM_SCREENSHOTS) {
-        const shot = join(process.env.TCGEMM_SCREENSHOTS, path.replaceAll('/', '_'));
-        await page.screenshot({ path: `${shot}.png`, fullPage: true });
-        for (const widget of ['tcgemm-bank-explorer', 'tcgemm-lane-picker']) {
-          const found = page.locator(`.${widget}`);
-          if ((await found.count()) > 0) await found.first().screenshot({ path: `${shot}.${widget}.png` });
-        }
-      }
+      await stepRegisters(page);
+      await inEachMode(page, async (mode) => {
+        const contrast = await page.evaluate(measureContrast, { roots: CONTRAST_ROOTS, state: 'after use' });
+        entry.presentation[mode].contrast.push(...contrast.failures);
+        entry.presentation[mode].textsChecked += contrast.texts;
+        if (shot) await screenshots(page, `${shot}.${mode}.used`);
+      });
     } catch (error) {
       entry.pageErrors.push(`check_book.mjs: ${error.message}`);
     }
@@ -193,6 +224,27 @@ async function main() {
   await browser.close();
   server.close();
   writeFileSync(outFile, JSON.stringify(result, null, 2));
+}
+
+// Run `check(mode)` with the page in each of the theme's modes. The theme (default_mode auto) sets
+// html[data-theme] from prefers-color-scheme and follows it when it changes.
+async function inEachMode(page, check) {
+  for (const mode of MODES) {
+    await page.emulateMedia({ colorScheme: mode });
+    await page.waitForFunction((want) => document.documentElement.dataset.theme === want, mode, { timeout: 5_000 })
+      .catch(() => {}); // judged by the caller: presentation[mode].theme
+    await nextFrames(page);
+    await check(mode);
+  }
+}
+
+const nextFrames = (page) => page.evaluate(
+  () => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+
+async function screenshots(page, stem) {
+  await page.screenshot({ path: `${stem}.png`, fullPage: true });
+  const widgets = page.locator(`${WIDGET_ROOTS}:visible`);
+  for (let i = 0; i < await widgets.count(); i++) await widgets.nth(i).screenshot({ path: `${stem}.widget${i}.png` });
 }
 
 function listen(page, entry) {
@@ -265,8 +317,7 @@ async function exploreBanks(page, widgetViews) {
     if (n !== 1) return { found: false, reason: `explorer found, but it has ${n} ${name} elements, expected 1` };
   }
   const read = async () => {
-    // Let the widget react to the change event before reading (two frames).
-    await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+    await nextFrames(page); // let the widget react to the change event before reading
     const reading = { layout: await parts.layout.inputValue(), access: await parts.access.inputValue() };
     for (const name of ['conflicts', 'wavefronts', 'ideal', 'max-way']) {
       const value = await parts.summary.getAttribute(`data-${name}`);
@@ -275,7 +326,8 @@ async function exploreBanks(page, widgetViews) {
     return reading;
   };
   const readings = { default: await read() };
-  for (const layout of ['row-major', 'xor']) {
+  // Row-major last: the widget is left showing bank conflicts.
+  for (const layout of ['xor', 'row-major']) {
     try {
       await parts.layout.selectOption(layout, { timeout: 5_000 });
     } catch (error) {
@@ -296,6 +348,13 @@ async function pickLane(page) {
     info: await picker.first().locator('.tcgemm-lane-info').textContent(),
     received: await picker.first().locator('td.received').count(),
   };
+}
+
+// The register-bank stepper, where a page has one: on to FFMA 40 of 64, so that issued, pending,
+// conflicting and current FFMAs are all on screen.
+async function stepRegisters(page) {
+  const slider = page.locator('.tcgemm-regbank-stepper input[name="step"]');
+  for (let i = 0; i < await slider.count(); i++) await slider.nth(i).fill('40');
 }
 
 main().catch((error) => {

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from tcgemm.hw import peak_for
@@ -5,13 +7,15 @@ from tcgemm.hw import peak_for
 
 @pytest.mark.gpu
 def test_mma_ceiling_is_exact_and_below_the_datasheet():
-    from tcgemm.gpu.ceiling import measure, run_once
+    from tcgemm.gpu.ceiling import best_of, measure, run_once
     from tcgemm.gpu.device import device_info
 
     one, got = run_once(8, iters=64, seed=5)
     assert one.exact, got[0]
     best = measure(warps_per_sm=(4, 16), iters=512)
     assert best.exact and best.tflops > 0
+    with pytest.raises(RuntimeError, match="wrong result"):
+        best_of([best, replace(one, exact=False)])
     peak = peak_for(device_info().name)
     if peak:
         assert best.tflops < 1.05 * peak.tflops

@@ -31,9 +31,12 @@ def test_kernel_matches_reference(key):
 
 
 # Every configuration a launcher may pick on some target, and Kernel 3.0's stage sweep, all run here
-# where they fit: the choice for sm_86/89 (BK=32) is checked on this GPU too.
-CONFIGS = [("k3.0", 32, n) for n in (2, 3, 4, 5, 6)] + [("k3.1", 32, 2)] + \
-          [(k, tk, st) for k in ("k4.0", "k4.1", "k4.2", "k4.3", "k4.4", "k4.5") for tk, st in GEMM_KERNELS[k].configs + ((32, 2), (64, 2))]
+# where they fit: the choice for sm_86/89 (BK=32) is checked on this GPU too. Kernels with static
+# stages also run with 2; those with dynamic stages also with 2 at either BK.
+CONFIGS = [("k3.0", 32, n) for n in (2, 3, 4, 5, 6)] + \
+          [(k, s.tile_k, 2) for k, s in GEMM_KERNELS.items() if s.stages and not s.dynamic_smem and k != "k3.0"] + \
+          [(k, tk, st) for k, s in GEMM_KERNELS.items() if s.dynamic_smem
+           for tk, st in dict.fromkeys(s.configs + ((32, 2), (64, 2)))]
 
 
 @pytest.mark.parametrize("key, tile_k, stages", CONFIGS)
@@ -60,12 +63,13 @@ def test_staged_c_epilogue_matches_reference(tile_k, stages):
         assert check.passed, f"k4.3 ({spec.variant}) at {M}x{N}x{K}: {check}"
 
 
-def test_skip_copies_really_skips_them():
+@pytest.mark.parametrize("key", [k for k, s in GEMM_KERNELS.items() if "SKIP_COPIES" in dict(s.switches)])
+def test_skip_copies_really_skips_them(key):
     """The SKIP_COPIES measurement switch must change the result (else it measures nothing)."""
     from tcgemm.gpu.bench import check_runner, runner
-    spec = configured("k4.4").with_switches("SKIP_COPIES")
-    assert not check_runner(runner("k4.4", spec), 256, 512, 16 * spec.tile_k).passed
-    assert check_runner(runner("k4.4"), 256, 512, 16 * spec.tile_k).passed
+    spec = configured(key).with_switches("SKIP_COPIES")
+    assert not check_runner(runner(key, spec), 256, 512, 16 * spec.tile_k).passed
+    assert check_runner(runner(key), 256, 512, 16 * spec.tile_k).passed
 
 
 ODD_SHAPES = [(1, 1, 8), (1, 300, 64), (300, 1, 64), (129, 257, 72), (1000, 999, 1000), (8, 8192, 520),

@@ -38,3 +38,21 @@ def test_ldmatrix_count_matches_the_bank_model_prediction():
     if not measured:
         pytest.skip(f"this GPU's ncu has neither {', '.join(METRICS[n] for n in names)}")
     assert all(m == predicted for m in measured), (arch, predicted, counters)
+
+
+def test_the_chapters_readings_are_read_and_plausible():
+    """Every reading of the pipelines and SGEMM profiles names a metric this GPU's ncu knows (none
+    reads NaN) and lands in its range: percentages within 0-100, the clock within 0.5-3 GHz."""
+    import math
+
+    from tcgemm.gpu.ncu import ISSUE, SM_CLOCK, TENSOR_PIPE, find_ncu, profile_table, read
+
+    if find_ncu() is None:
+        pytest.skip("Nsight Compute (ncu) is not installed")
+    for key, readings in (("k4.5", TENSOR_PIPE), ("s2", ISSUE)):
+        values = read(key, readings, 512, 512, 512)
+        assert not [label for label, v in values.items() if math.isnan(v)], (key, values)
+        assert all(0 <= v <= 100 for label, v in values.items() if "%" in label), values
+        assert 0.5 < values[SM_CLOCK.label] < 3.0, values
+    table = profile_table(["k1.1", "hgemm"], TENSOR_PIPE[:2], 256, 256, 256)
+    assert [c.name for c in table.columns] == ["counter", "k1.1", "hgemm"] and len(table.rows) == 2

@@ -21,3 +21,17 @@ def test_ldmatrix_matches(num, trans):
     from tcgemm.gpu.probes import observe_ldmatrix
     p = observe_ldmatrix(num, trans)
     assert p.match and p.shuffled_rows_match
+
+
+def test_every_ldmatrix_is_observed_once_and_matches():
+    from tcgemm.gpu.probes import observe_every_ldmatrix
+    probes = observe_every_ldmatrix()
+    assert [(p.num, p.trans) for p in probes] == [(n, t) for n in (1, 2, 4) for t in (False, True)]
+    assert all(p.match and "MISMATCH" not in str(p) for p in probes), "\n".join(map(str, probes))
+
+
+def test_mma_verdict_line_reads_match_for_every_operand():
+    from tcgemm.fragments.layouts import ptx_instruction
+    from tcgemm.gpu.probes import mma_verdict
+    line = mma_verdict("m16n8k16.f32")
+    assert line.startswith(ptx_instruction("m16n8k16.f32")) and line.count(": MATCH") == 5, line

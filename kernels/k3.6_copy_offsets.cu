@@ -1,0 +1,139 @@
+// Kernel 3.6: Kernel 3.5 with one shared-memory address per operand for the copies. Copy i of a
+// thread lands i * ROWS_PER_LOAD rows below its copy 0, a whole number of XOR periods further, so its
+// slot is copy 0's plus a constant: one address register per operand, not one per copy (4 at BK = 64).
+// Block: 256 threads = 8 warps as 2 (M) x 4 (N); each warp owns a 64 x 32 tile of C.
+// K may be any multiple of BK: copies past the last tile are not issued, their groups stay empty.
+#include "ptx.cuh"
+
+#ifndef N_STAGES
+#define N_STAGES 4
+#endif
+#ifndef BK
+#define BK 32
+#endif
+static_assert(N_STAGES >= 2, "a ring buffer needs at least two stages");
+static_assert(BK == 32 || BK == 64, "a tile row is half or all of a 128-byte shared line");
+
+constexpr int BM = 128;         // block tile
+constexpr int BN = 128;
+constexpr int WARPS_N = 4;
+constexpr int MMA_M = 16;
+constexpr int MMA_N = 8;
+constexpr int MMA_K = 16;
+constexpr int TILES_M = 4;      // mma tiles per warp
+constexpr int TILES_N = 4;
+constexpr int WM = TILES_M * MMA_M;    // warp tile
+constexpr int WN = TILES_N * MMA_N;
+constexpr int THREADS = 256;
+
+constexpr int CHUNK = 8;                // fp16 per 16-byte chunk (one uint4, one ldmatrix row)
+constexpr int CHUNKS = BK / CHUNK;      // chunks along K per tile row: 4 or 8
+constexpr int LINE = 8;                 // chunks per 128-byte shared line = all 32 banks
+constexpr int ROWS_PER_LINE = LINE / CHUNKS;
+constexpr int K_STEPS = BK / MMA_K;
+constexpr int STAGE = BM * CHUNKS;      // uint4 slots per stage of one operand
+constexpr int ROWS_PER_LOAD = THREADS / CHUNKS;   // tile rows one sweep of the block copies
+constexpr int LOADS = BM / ROWS_PER_LOAD;         // copies of A (and of B) per thread per tile
+static_assert(BM == BN && LOADS * ROWS_PER_LOAD == BM, "whole sweeps, as many for A as for B");
+
+// Kernel 2.0's XOR permutation for either tile width: line = 128 bytes = ROWS_PER_LINE tile rows;
+// the 16-byte column is XOR-ed with line % CHUNKS, so 8 consecutive rows at one chunk (one
+// ldmatrix phase) land in 8 different bank groups. For BK = 64 this is column ^ (row % 8).
+__device__ __forceinline__ int permuted_chunk(int row, int chunk) {
+    const int line = row / ROWS_PER_LINE;
+    const int column = (row % ROWS_PER_LINE) * CHUNKS + chunk;
+    return line * LINE + (column ^ (line % CHUNKS));
+}
+// Moving ROWS_PER_LOAD rows down moves a whole number of XOR periods, so it is a plain offset.
+static_assert((ROWS_PER_LOAD / ROWS_PER_LINE) % CHUNKS == 0 && (MMA_M / ROWS_PER_LINE) % CHUNKS == 0,
+              "row offsets of copies and fragments keep the XOR pattern");
+
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
+copy_offsets(const __half *A, const __half *B, float *C, int M, int N, int K) {
+    extern __shared__ uint4 smem[];     // N_STAGES stages of A, then N_STAGES stages of B
+    uint4 *As = smem;
+    uint4 *Bs = smem + N_STAGES * STAGE;
+
+    const int tid = threadIdx.x;
+    const int warp = tid / 32;
+    const int lane = tid % 32;
+    const int group = lane >> 2;
+    const int tig = lane % 4;
+
+    const int block_m = blockIdx.y * BM;
+    const int block_n = blockIdx.x * BN;
+    const int warp_m = (warp / WARPS_N) * WM;
+    const int warp_n = (warp % WARPS_N) * WN;
+
+    const int ld_row = tid / CHUNKS;
+    const int ld_chunk = tid % CHUNKS;
+    const __half *a_src = &A[(block_m + ld_row) * K + ld_chunk * CHUNK];
+    const __half *b_src = &B[(block_n + ld_row) * K + ld_chunk * CHUNK];
+    const int st_slot = permuted_chunk(ld_row, ld_chunk);
+    const unsigned a_dst = smem_u32(&As[st_slot]);
+    const unsigned b_dst = smem_u32(&Bs[st_slot]);
+    constexpr unsigned SWEEP_BYTES = ROWS_PER_LOAD * CHUNKS * sizeof(uint4);
+
+    // ldmatrix rows. A (x4, 16 x 16): as before. B (x4, two 8 x 16 n-tiles): lanes 0-7 and 8-15
+    // give the first n-tile at the two chunks, lanes 16-23 and 24-31 the second one.
+    const int a_row = lane % 16;
+    const int a_chunk = lane / 16;
+    const int b_row = lane % 8 + 8 * (lane / 16);
+    const int b_chunk = (lane / 8) % 2;
+
+    const int k_tiles = K / BK;
+    // Start the copies of tile `t` into stage t % N_STAGES; commit even when there is nothing to
+    // copy, so that every thread always has exactly one group per tile slot.
+    auto load_tile = [&](int t) {
+        if (t < k_tiles) {
+            const int stage = t % N_STAGES;
+            for (int i = 0; i < LOADS; ++i)
+                cp_async_16(a_dst + (stage * STAGE) * sizeof(uint4) + i * SWEEP_BYTES,
+                            a_src + i * ROWS_PER_LOAD * K + t * BK);
+            for (int i = 0; i < LOADS; ++i)
+                cp_async_16(b_dst + (stage * STAGE) * sizeof(uint4) + i * SWEEP_BYTES,
+                            b_src + i * ROWS_PER_LOAD * K + t * BK);
+        }
+        cp_async_commit();
+    };
+
+    float acc[TILES_M][TILES_N][4] = {};
+
+    for (int t = 0; t < N_STAGES - 1; ++t) load_tile(t);
+
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        // Groups committed so far: N_STAGES - 1 + kt. Allowing N_STAGES - 2 in flight means the
+        // oldest kt + 1 have landed, tile kt among them; the barrier makes that true for every
+        // thread's copies, and also means every warp is done with stage (kt - 1) % N_STAGES.
+        cp_async_wait<N_STAGES - 2>();
+        __syncthreads();
+        load_tile(kt + N_STAGES - 1);   // into stage (kt - 1) % N_STAGES, now free
+
+        const uint4 *as = &As[(kt % N_STAGES) * STAGE];
+        const uint4 *bs = &Bs[(kt % N_STAGES) * STAGE];
+        // One k16 slice at a time: 16 + 8 fragment registers instead of a whole stage's.
+#pragma unroll
+        for (int ks = 0; ks < K_STEPS; ++ks) {
+            const int chunk = ks * (MMA_K / CHUNK);
+            unsigned a[TILES_M][4], b[TILES_N][2];
+            for (int tm = 0; tm < TILES_M; ++tm)
+                ldmatrix_x4(a[tm], smem_u32(&as[permuted_chunk(warp_m + tm * MMA_M + a_row,
+                                                               chunk + a_chunk)]));
+            for (int tn = 0; tn < TILES_N; tn += 2)
+                ldmatrix_x4_pair(b[tn], b[tn + 1], smem_u32(&bs[permuted_chunk(warp_n + tn * MMA_N + b_row,
+                                                                             chunk + b_chunk)]));
+            for (int tm = 0; tm < TILES_M; ++tm)
+                for (int tn = 0; tn < TILES_N; ++tn)
+                    mma_m16n8k16_f32(acc[tm][tn], a[tm], b[tn], acc[tm][tn]);
+        }
+    }
+    cp_async_wait<0>();
+
+    for (int tm = 0; tm < TILES_M; ++tm)
+        for (int tn = 0; tn < TILES_N; ++tn)
+            for (int i = 0; i < 4; ++i) {
+                const int row = tm * MMA_M + group + 8 * (i / 2);
+                const int col = tn * MMA_N + 2 * tig + (i % 2);
+                C[(block_m + warp_m + row) * N + block_n + warp_n + col] = acc[tm][tn][i];
+            }
+}

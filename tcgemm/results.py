@@ -1,0 +1,358 @@
+"""Bench results from several GPUs: the JSON document `python -m tcgemm bench --json` writes, its
+check, and the comparison of several documents as a table and a figure. Pure module.
+
+Schema ``tcgemm-bench/1``: one JSON object per bench run on one GPU (results/README.md shows one)::
+
+    schema          "tcgemm-bench/1"
+    tcgemm_version  the package version that ran the bench, e.g. "0.1.0"
+    date            when the document was made: ISO 8601 in UTC, "2026-11-22T10:31:07+00:00"
+    device          the GPU and software (tcgemm.gpu.device.DeviceInfo): name, compute_capability
+                    ("90"), arch ("sm_90"), sm_count, sm_clock_mhz (boost), memory_clock_mhz,
+                    shared_mem_per_block, shared_mem_per_block_optin, l2_bytes, memory_bytes (bytes),
+                    cuda_runtime, cuda_driver, cupy_version ("13.2", "13.0", "14.2.0")
+    shape           {"M", "N", "K"}: C = A @ B, A M x K, B K x N
+    method          reps (timed runs), warmup (untimed runs first), statistic ("median"),
+                    timer ("CUDA events"), l2_flush (true: L2 overwritten before each timed run)
+    groups          one per input dtype, each against its own cuBLAS and its own measured ceiling:
+      inputs        "float16" (Tensor Cores) or "float32" (CUDA cores, SGEMM)
+      heading       what the group is, e.g. "Tensor Cores: fp16 in, fp32 accumulate"
+      baseline      the key of the row that pct_baseline divides by ("cublas", "cublas-sgemm")
+      ceiling       {"name", "tflops"}: the ceiling measured in the same run ("mma.sync", "FFMA")
+      peak_tflops   the datasheet peak of this GPU (tcgemm.hw), null where tcgemm knows none
+      rows          one per kernel, in the order run:
+        key         the catalog key ("k4.0", "s1") or "cublas" / "cublas-sgemm"
+        title       the book's name for it ("Kernel 4.0: 64 x 64 warp tiles, 128 x 256 blocks")
+        variant     the configuration it ran in on this GPU ("BK=64, 4 stages"), "" if none
+        time_us     median time of one run, microseconds
+        iqr_pct     interquartile range of the times, % of the median (the text table shows ±half)
+        tflops      2 M N K / time_us, in TFLOP/s
+        pct_baseline, pct_peak, pct_ceiling   tflops as % of the baseline row, of peak_tflops
+                    (null when that is null) and of the ceiling
+        check       "PASS" or "FAIL": the result on fresh random inputs against a reference
+
+A later change of these fields gets a new schema name; readers refuse names they do not know.
+Files are named after the GPU (`slug`): results/nvidia-h100-80gb-hbm3.json.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import datetime, timedelta, timezone
+from numbers import Real
+from pathlib import Path
+
+from matplotlib.patches import Patch
+
+from tcgemm import __version__
+from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.errors import TcgemmError
+from tcgemm.report import table_rows
+from tcgemm.style import DISPLAY_COLUMN_PX, GROUP_HUES, RECORD_DPI, new_figure
+from tcgemm.table import Column, Table
+
+SCHEMA = "tcgemm-bench/1"
+
+
+class ResultsError(TcgemmError, ValueError):
+    """A results document (or folder of them) that does not follow the schema; the message names
+    the file and each bad field."""
+
+
+# --- the schema, as data: a field's check is (predicate, what it expects) ---------------------
+
+def _is_number(v) -> bool:
+    return isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_utc_date(v) -> bool:
+    try:
+        date = datetime.fromisoformat(v)
+    except (TypeError, ValueError):
+        return False
+    return date.utcoffset() == timedelta(0)
+
+
+TEXT = (lambda v: isinstance(v, str) and v != "", "a non-empty string")
+ANY_TEXT = (lambda v: isinstance(v, str), "a string")
+COUNT = (lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0, "a positive integer")
+POSITIVE = (lambda v: _is_number(v) and v > 0, "a positive number")
+PERCENT = (lambda v: _is_number(v) and v >= 0, "a number >= 0")
+OPTIONAL_PERCENT = (lambda v: v is None or PERCENT[0](v), "a number >= 0 or null")
+OPTIONAL_POSITIVE = (lambda v: v is None or POSITIVE[0](v), "a positive number or null")
+FLAG = (lambda v: isinstance(v, bool), "true or false")
+UTC_DATE = (_is_utc_date, 'an ISO 8601 date in UTC, e.g. "2026-11-22T10:31:07+00:00"')
+CHECK = (lambda v: v in ("PASS", "FAIL"), '"PASS" or "FAIL"')
+
+DEVICE = {
+    "name": TEXT, "compute_capability": TEXT, "arch": TEXT, "sm_count": COUNT,
+    "sm_clock_mhz": POSITIVE, "memory_clock_mhz": POSITIVE, "shared_mem_per_block": COUNT,
+    "shared_mem_per_block_optin": COUNT, "l2_bytes": COUNT, "memory_bytes": COUNT,
+    "cuda_runtime": TEXT, "cuda_driver": TEXT, "cupy_version": TEXT,
+}
+ROW = {
+    "key": TEXT, "title": TEXT, "variant": ANY_TEXT, "time_us": POSITIVE, "iqr_pct": PERCENT,
+    "tflops": POSITIVE, "pct_baseline": PERCENT, "pct_peak": OPTIONAL_PERCENT,
+    "pct_ceiling": PERCENT, "check": CHECK,
+}
+GROUP = {
+    "inputs": TEXT, "heading": TEXT, "baseline": TEXT,
+    "ceiling": {"name": TEXT, "tflops": POSITIVE}, "peak_tflops": OPTIONAL_POSITIVE, "rows": [ROW],
+}
+DOCUMENT = {
+    "schema": TEXT, "tcgemm_version": TEXT, "date": UTC_DATE, "device": DEVICE,
+    "shape": {"M": COUNT, "N": COUNT, "K": COUNT},
+    "method": {"reps": COUNT, "warmup": COUNT, "statistic": TEXT, "timer": TEXT, "l2_flush": FLAG},
+    "groups": [GROUP],
+}
+
+
+def _problems(value, spec, path: str) -> list[str]:
+    """What in `value` does not follow `spec` (a dict of fields, a one-item list: a non-empty list
+    of such items, or a (predicate, expectation) check), each as 'path: problem'."""
+    where = path or "the document"
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            return [f"{where}: expected an object, got {type(value).__name__}"]
+        problems = []
+        for name, sub in spec.items():
+            field = f"{path}.{name}" if path else name
+            problems += _problems(value[name], sub, field) if name in value else [f"{field}: missing"]
+        return problems
+    if isinstance(spec, list):
+        if not isinstance(value, list) or not value:
+            return [f"{where}: expected a non-empty list, got {value!r:.60}"]
+        return [p for i, item in enumerate(value) for p in _problems(item, spec[0], f"{path}[{i}]")]
+    accepts, expected = spec
+    return [] if accepts(value) else [f"{where}: expected {expected}, got {value!r:.60}"]
+
+
+def _group_problems(group: dict, path: str) -> list[str]:
+    keys = [row["key"] for row in group["rows"]]
+    found = [f"{path}.rows: key {k!r} appears {keys.count(k)} times" for k in dict.fromkeys(keys)
+             if keys.count(k) > 1]
+    if group["baseline"] not in keys:
+        found.append(f"{path}.baseline: {group['baseline']!r} is not the key of any of its rows")
+    return found
+
+
+def validate(doc, source: str = "document") -> dict:
+    """`doc` itself if it follows the schema, else ResultsError listing every bad field by its path
+    (e.g. "groups[0].rows[3].tflops: expected a positive number, got 'fast'")."""
+    if not isinstance(doc, dict):
+        problems = [f"expected a JSON object, got {type(doc).__name__}"]
+    elif doc.get("schema") != SCHEMA:
+        problems = [f"schema: expected {SCHEMA!r}, got {doc.get('schema')!r}"
+                    + (" (written by a different tcgemm version)" if "schema" in doc else "")]
+    else:
+        problems = _problems(doc, DOCUMENT, "")
+        if not problems:
+            inputs = [g["inputs"] for g in doc["groups"]]
+            problems = [f"groups: inputs {i!r} appear {inputs.count(i)} times"
+                        for i in dict.fromkeys(inputs) if inputs.count(i) > 1]
+            problems += [p for i, g in enumerate(doc["groups"]) for p in _group_problems(g, f"groups[{i}]")]
+    if problems:
+        raise ResultsError(f"{source} is not a valid {SCHEMA} document:\n  " + "\n  ".join(problems))
+    return doc
+
+
+# --- building a document from the bench ----------------------------------------------------
+
+def _title_and_variant(key: str, name: str) -> tuple[str, str]:
+    """The bench names a kernel '<title> (<variant>)' when its configuration matters; cuBLAS is
+    named by its name alone."""
+    kernel = GEMM_KERNELS.get(key)
+    if kernel is None or not name.startswith(kernel.title):
+        return name, ""
+    return kernel.title, name[len(kernel.title):].strip().removeprefix("(").removesuffix(")")
+
+
+def bench_group(inputs: str, heading: str, baseline: str, results, peak_tflops: float | None,
+                ceiling_name: str, ceiling_tflops: float) -> dict:
+    """One entry of "groups" from the bench's results (tcgemm.report.BenchResult, each with its
+    `key`); `baseline` is the key of the result the others are set against."""
+    base = next((r for r in results if r.key == baseline), None)
+    if base is None:
+        raise ResultsError(f"the {inputs} results hold no {baseline!r} result to set the others against "
+                           f"(keys: {[r.key for r in results]})")
+    rows = []
+    for r, row in zip(results, table_rows(results, base.name, peak_tflops, ceiling_tflops)):
+        title, variant = _title_and_variant(r.key, r.name)
+        rows.append({"key": r.key, "title": title, "variant": variant, "time_us": row["time_us"],
+                     "iqr_pct": row["spread_pct"], "tflops": row["tflops"], "pct_baseline": row["pct_baseline"],
+                     "pct_peak": row["pct_peak"], "pct_ceiling": row["pct_ceiling"], "check": row["check"]})
+    return {"inputs": inputs, "heading": heading, "baseline": baseline,
+            "ceiling": {"name": ceiling_name, "tflops": ceiling_tflops}, "peak_tflops": peak_tflops,
+            "rows": rows}
+
+
+def document(device: dict, M: int, N: int, K: int, reps: int, warmup: int, groups: list[dict],
+             date: datetime | None = None) -> dict:
+    """The whole document, checked: `device` is DeviceInfo.as_dict(), `groups` from bench_group.
+    The method fields say how tcgemm.gpu.bench.bench times (CUDA events, L2 overwritten, median)."""
+    date = (date or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return validate({
+        "schema": SCHEMA, "tcgemm_version": __version__, "date": date.isoformat(timespec="seconds"),
+        "device": dict(device), "shape": {"M": M, "N": N, "K": K},
+        "method": {"reps": reps, "warmup": warmup, "statistic": "median", "timer": "CUDA events",
+                   "l2_flush": True},
+        "groups": groups,
+    })
+
+
+# --- files ---------------------------------------------------------------------------------
+
+def slug(device_name: str) -> str:
+    """The file name stem of a GPU: 'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
+    out = re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-")
+    if not out:
+        raise ResultsError(f"cannot make a file name from the device name {device_name!r}")
+    return out
+
+
+def json_path(target: str | Path, device_name: str) -> Path:
+    """Where `--json target` writes: a folder (existing, or named with a trailing /) gets
+    <folder>/<slug of the GPU>.json; anything else is the file itself."""
+    if str(target).endswith(("/", "\\")) or Path(target).is_dir():
+        return Path(target) / f"{slug(device_name)}.json"
+    return Path(target)
+
+
+def write(doc: dict, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(validate(doc), indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def load(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path} is not JSON: {exc}") from exc
+    return validate(doc, str(path))
+
+
+def load_all(folder: str | Path) -> list[dict]:
+    """Every results/*.json document, checked, in file-name order."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ResultsError(f"no results folder {folder} (results/ of the checkout holds one file per GPU)")
+    return [load(path) for path in sorted(folder.glob("*.json"))]
+
+
+# --- comparing GPUs ------------------------------------------------------------------------
+
+def gpu_labels(docs: list[dict]) -> list[str]:
+    """The device names, with the date where two documents name the same GPU."""
+    names = [d["device"]["name"] for d in docs]
+    return [f"{n} ({d['date'][:10]})" if names.count(n) > 1 else n for n, d in zip(names, docs)]
+
+
+def _size(doc: dict) -> str:
+    return "×".join(str(doc["shape"][n]) for n in "MNK")
+
+
+def describe(docs: list[dict], folder: str = "results/") -> str:
+    """Which GPUs there are results from, one short line each, or what to do when there are none."""
+    if not docs:
+        return (f"No results yet: {folder} holds no JSON file. On a machine with an NVIDIA GPU,\n"
+                f"`python -m tcgemm bench --json {folder}` adds that GPU's.")
+    shapes = {_size(d) for d in docs}
+    lines = [f"Results from {len(docs)} GPU{'s' if len(docs) > 1 else ''}"
+             + (f", M×N×K = {shapes.pop()}:" if len(shapes) == 1 else ":")]
+    for label, d in zip(gpu_labels(docs), docs):
+        dev = d["device"]
+        lines.append(f"  {label}: {dev['arch']}, {dev['sm_count']} SMs, CUDA {dev['cuda_runtime']}, {d['date'][:10]}"
+                     + (f"; M×N×K = {_size(d)}" if len(shapes) > 1 else ""))
+    return "\n".join(lines)
+
+
+def _kernels(docs: list[dict]) -> list[tuple[str, str, str, str]]:
+    """(inputs, key, title, heading) of every row of every document, in first-seen order."""
+    seen = {}
+    for d in docs:
+        for g in d["groups"]:
+            for row in g["rows"]:
+                seen.setdefault((g["inputs"], row["key"]), (row["title"], g["heading"]))
+    return [(inputs, key, title, heading) for (inputs, key), (title, heading) in seen.items()]
+
+
+def _rows_by_kernel(doc: dict) -> dict[tuple[str, str], dict]:
+    return {(g["inputs"], row["key"]): row for g in doc["groups"] for row in g["rows"]}
+
+
+def _short(title: str) -> str:
+    """'Kernel 4.0: 64 x 64 ...' -> 'Kernel 4.0'; 'cuBLAS SGEMM (cublasSgemm, TF32 off)' -> 'cuBLAS SGEMM'."""
+    return title.split(":")[0].split(" (")[0]
+
+
+def comparison_table(docs: list[dict]) -> Table | None:
+    """One row per kernel, one column per GPU: TFLOP/s and, in brackets, % of the same GPU's cuBLAS
+    for the same inputs. None when there are no documents."""
+    if not docs:
+        return None
+    by_doc = [_rows_by_kernel(d) for d in docs]
+    shapes = {_size(d) for d in docs}
+    labels = gpu_labels(docs) if len(shapes) == 1 else [
+        f"{label}, {_size(d)}" for label, d in zip(gpu_labels(docs), docs)]
+
+    def cell(row):
+        if row is None:
+            return None
+        return f"{row['tflops']:.1f} ({row['pct_baseline']:.0f}%)" + ("" if row["check"] == "PASS" else " FAIL")
+
+    body, notes = [], []
+    for inputs, key, title, _ in _kernels(docs):
+        rows = [rows.get((inputs, key)) for rows in by_doc]
+        body.append([title, *(cell(r) for r in rows)])
+        variants = {label: r["variant"] for label, r in zip(labels, rows) if r is not None}
+        if len(set(variants.values())) > 1:
+            notes.append(f"{_short(title)} ran as " + "; ".join(f"{v or 'default'} on {label}"
+                                                                 for label, v in variants.items()) + ".")
+    shape = f" at M×N×K = {shapes.pop()}" if len(shapes) == 1 else ""
+    caption = (f"TFLOP/s{shape} (in brackets: % of the same GPU's cuBLAS for the same inputs, "
+               "cublasGemmEx for fp16, cublasSgemm for fp32); n/a: not run on that GPU")
+    return Table([Column("Kernel"), *(Column(label, align="right") for label in labels)], body, caption, notes)
+
+
+def comparison_figure(docs: list[dict]):
+    """Per input dtype, TFLOP/s and % of the same GPU's cuBLAS of every kernel, one bar per GPU;
+    a FAIL bar is hatched. A matplotlib Figure outside pyplot's state, or None without documents."""
+    if not docs:
+        return None
+    by_doc = [_rows_by_kernel(d) for d in docs]
+    groups: dict[str, list[tuple[str, str, str]]] = {}
+    for inputs, key, title, heading in _kernels(docs):
+        groups.setdefault(inputs, []).append((key, title, heading))
+    colors = [GROUP_HUES[i % len(GROUP_HUES)] for i in range(len(docs))]
+    row_in = 0.12 + 0.11 * len(docs)
+    heights = [len(kernels) * row_in + 0.9 for kernels in groups.values()]
+    fig = new_figure((DISPLAY_COLUMN_PX - 16) / RECORD_DPI, sum(heights) + 0.4, layout="constrained")
+    subfigs = fig.subfigures(len(groups), 1, height_ratios=heights, squeeze=False)[:, 0]
+    bar = 0.8 / len(docs)
+    for subfig, (inputs, kernels) in zip(subfigs, groups.items()):
+        subfig.suptitle(kernels[0][2], fontsize=10)
+        tf_ax, pct_ax = subfig.subplots(1, 2, sharey=True)
+        for j, (rows, color) in enumerate(zip(by_doc, colors)):
+            for i, (key, _, _) in enumerate(kernels):
+                row = rows.get((inputs, key))
+                if row is None:
+                    continue
+                y = i - 0.4 + bar * (j + 0.5)
+                hatch = None if row["check"] == "PASS" else "///"
+                tf_ax.barh(y, row["tflops"], height=bar, color=color, hatch=hatch, edgecolor="white")
+                pct_ax.barh(y, row["pct_baseline"], height=bar, color=color, hatch=hatch, edgecolor="white")
+        tf_ax.set_yticks(range(len(kernels)), [_short(title) for _, title, _ in kernels], fontsize=9)
+        tf_ax.invert_yaxis()
+        tf_ax.set_xlabel("TFLOP/s", fontsize=9)
+        pct_ax.set_xlabel("% of this GPU's cuBLAS", fontsize=9)
+        pct_ax.axvline(100, color="#444444", linewidth=1, linestyle="--")
+        for ax in (tf_ax, pct_ax):
+            ax.tick_params(labelsize=9)
+            ax.set_xlim(left=0)
+            ax.grid(axis="x", alpha=0.3)
+    fig.legend([Patch(color=c) for c in colors], gpu_labels(docs), loc="outside upper center", ncols=min(len(docs), 2), fontsize=9,
+               frameon=False)
+    return fig

@@ -1,0 +1,72 @@
+"""The bench helpers the notebooks and `python -m tcgemm bench` call: compare, checks, config and
+size sweeps, and time_spec, on small sizes."""
+import numpy as np
+import pytest
+
+from tcgemm.catalog import GEMM_KERNELS
+
+pytestmark = pytest.mark.gpu
+
+
+def test_compare_one_dtype_with_its_baseline_and_ceiling(capsys):
+    from tcgemm.gpu.bench import CUBLAS_SGEMM, compare
+    c = compare(["s1", "s2"], 512, 512, 512, reps=5, warmup=2, ceiling=True)
+    assert capsys.readouterr().out == ""            # no progress output unless a log is given
+    assert [r.key for r in c.results] == ["cublas-sgemm", "s1", "s2"]
+    assert c.baseline.name == CUBLAS_SGEMM and all(r.passed for r in c.results)
+    assert c.ceiling.exact and c.ceiling_tflops > 0
+    assert c.table.column("% FFMA")[1] == pytest.approx(100 * c.result("s1").tflops / c.ceiling_tflops)
+    assert len(c.figure().axes[0].patches) == 3
+    with pytest.raises(ValueError, match="one input dtype"):
+        compare(["k1.1", "s1"], 256, 256, 256)
+
+
+def test_compare_logs_progress_when_asked():
+    from tcgemm.gpu.bench import compare
+    lines = []
+    c = compare(["k1.1"], 256, 256, 256, reps=3, warmup=1, log=lines.append)
+    assert c.ceiling is None and "% mma.sync" not in [col.name for col in c.table.columns]
+    assert lines[0].startswith("[") and lines[-1].endswith("done")
+
+
+def test_checks_table_runs_every_kernel_at_every_shape():
+    from tcgemm.gpu.bench import checks
+    table = checks(["k1.1", "cublas"], [(256, 512, 128), (512, 256, 256)])
+    assert len(table.rows) == 4 and table.column("Check") == ["PASS"] * 4
+    assert table.column("Kernel")[0] == GEMM_KERNELS["k1.1"].title
+
+
+def test_bench_configs_lists_skipped_configurations():
+    from tcgemm.gpu.bench import bench_configs
+    from tcgemm.gpu.device import device_info
+    spec = GEMM_KERNELS["k4.1"]                       # dynamic shared memory: 2 (BM + BN) BK stages bytes
+    table = bench_configs("k4.1", [(32, 3), (64, 16)], 512, 512, 512, reps=3)
+    assert table.column("Check")[0] == "PASS" and table.column("TFLOP/s")[0] > 0
+    assert table.column("Shared KB")[0] >= 2 * (spec.tile_m + spec.tile_n) * 32 * 3 / 1024
+    limit = device_info().shared_mem_per_block_optin // 1024   # 16 stages of BK=64 need 768 KB: no GPU has it
+    assert table.column("Check")[1] == f"skipped: over this GPU's {limit} KB" and table.column("µs")[1] is None
+    assert table.column("Shared KB")[1] == 768
+
+
+def test_size_sweep_marks_shapes_a_kernel_cannot_run():
+    from tcgemm.gpu.bench import size_sweep
+    spec = GEMM_KERNELS["k1.1"]
+    odd = (spec.tile_m + 1, spec.tile_n, spec.tile_k)
+    rows = size_sweep("k1.1", {"fits": [(256, 256, 256)], "odd": [odd]}, reps=3)
+    assert [r["skipped"] for r in rows] == [False, True] and all(r["passed"] for r in rows)
+    assert rows[0]["kernel_tflops"] > 0 and np.isnan(rows[1]["kernel_tflops"]) and rows[1]["cublas_tflops"] > 0
+
+
+def test_time_spec_uses_the_kernels_input_dtype(monkeypatch):
+    from tcgemm.gpu import bench
+    from tcgemm.gpu.gemm import kernel_spec, launch
+    from tcgemm.validate import check_gemm_operands
+    seen = []
+
+    def checked_launch(spec, A, B, C):
+        check_gemm_operands(spec, A, B)       # raises on fp16 operands for an fp32 kernel
+        seen.append((A.dtype, B.dtype))
+        launch(spec, A, B, C)
+    monkeypatch.setattr(bench, "launch", checked_launch)
+    assert bench.time_spec(kernel_spec("s1"), 256, 256, 256, reps=3).median > 0
+    assert set(seen) == {(np.dtype("float32"), np.dtype("float32"))}

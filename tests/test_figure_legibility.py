@@ -1,0 +1,218 @@
+"""Every figure the book's notebooks draw is legible at the width the book shows it, and says in its
+alt text what it shows.
+
+FIGURES lists each figure-drawing cell of the notebooks with the call it makes; the test checks that the
+list matches the notebooks, rebuilds each figure with the same arguments (for GPU cells, from made-up
+timings of the same kernels) and measures its smallest text as displayed in the book's text column
+(tcgemm.style.displayed_text_sizes). The browser test checks the other half: that the page shows no image
+narrower than min(its width, DISPLAY_COLUMN_PX).
+"""
+import ast
+import json
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from tcgemm.catalog import GEMM_KERNELS  # noqa: E402
+from tcgemm.fragments import draw, layouts  # noqa: E402
+from tcgemm.pipelines import draw_pipeline  # noqa: E402
+from tcgemm.gpu.bench import CUBLAS, CUBLAS_SGEMM, GROUPS, Comparison  # noqa: E402  (imports no CuPy)
+from tcgemm.hw import peak_for  # noqa: E402
+from tcgemm.report import BenchResult, summarize, sweep_figure  # noqa: E402
+from tcgemm.results import comparison_figure, load, load_all  # noqa: E402
+from tcgemm.sgemm import draw_regbank, draw_sgemm, regbank  # noqa: E402
+from tcgemm.smem import banks, draw_banks  # noqa: E402
+from tcgemm.style import (  # noqa: E402
+    COLUMN_WIDTH_IN, DISPLAY_COLUMN_PX, MIN_DISPLAY_TEXT_PX, RECORD_DPI, displayed_text_sizes, new_figure,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+# A call that draws a figure, as the notebooks spell it.
+DRAWING_CALL = re.compile(r"\b(\w+_figure|bar_chart|fragment_grid|lane_legend|figure)\(")
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def compared_keys(source: str) -> list[str]:
+    """The kernel keys of the cell's tcgemm.gpu.bench.compare(...) call: a list literal, or a name
+    the cell assigns a list literal to."""
+    tree = ast.parse("\n".join(line for line in source.splitlines() if not line.startswith("%")))
+    (call,) = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "compare"]
+    arg = call.args[0]
+    if isinstance(arg, ast.Name):
+        (arg,) = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                  and any(getattr(t, "id", "") == arg.id for t in n.targets)]
+    return ast.literal_eval(arg)
+
+
+def bench_figure(where) -> object:
+    """The bar chart of the cell's compare(...) on an H100, from made-up timings of the same kernels,
+    named as tcgemm.gpu.bench names them (a tuned kernel with its configuration)."""
+    keys = compared_keys("".join(CELLS[where]["source"]))
+    (dtype,) = {GEMM_KERNELS[k].in_dtype for k in keys}
+    results = [BenchResult(name=CUBLAS if dtype == "float16" else CUBLAS_SGEMM, M=4096, N=4096, K=4096,
+                           timing=summarize([2e-4]), passed=True, key=GROUPS[dtype].baseline)]
+    for i, key in enumerate(keys):
+        spec = GEMM_KERNELS[key]
+        name = f"{spec.title} ({spec.variant})" if spec.configs else spec.title
+        results.append(BenchResult(name=name, M=4096, N=4096, K=4096, timing=summarize([1e-3 / (i + 1)]),
+                                   passed=True, key=key))
+    return Comparison(device=H100, dtype=dtype, M=4096, N=4096, K=4096, results=tuple(results),
+                      peak=peak_for(H100)).figure()
+
+
+def sweep_rows() -> list[dict]:
+    """The pipelines chapter's size sweep, labelled as tcgemm.gpu.bench.size_sweep labels it."""
+    shapes = {
+        "square": [(s, s, s) for s in (512, 1024, 2048, 3000, 4096, 6144, 8192)],
+        "tall-skinny": [(16384, 128, 4096), (16384, 256, 1024), (32768, 64, 2048), (8192, 520, 8192)],
+        "small M": [(1, 4096, 4096), (16, 4096, 4096), (77, 8192, 4096), (256, 12288, 4096)],
+    }
+    return [{"family": family, "label": f"{M}x{N}x{K}", "kernel_tflops": 300.0 + i, "cublas_tflops": 600.0 - i}
+            for family, mnks in shapes.items() for i, (M, N, K) in enumerate(mnks)]
+
+
+def _bank_map():
+    plain, permuted = banks.row_major(32, 2), banks.xor_permuted()
+    return draw_banks.bank_map_figure({
+        "row-major": (plain, banks.ldmatrix_tile(plain, num=4)),
+        "XOR-permuted": (permuted, banks.ldmatrix_tile(permuted, num=4)),
+    })
+
+
+# (notebook, cell id) -> (the drawing call the cell makes, a function that draws the same figure)
+FIGURES = {
+    ("bank_conflicts", "e39b31ad"): ("draw_banks.bank_map_figure(", _bank_map),
+    ("bank_conflicts", "af27ba19"): ("draw_banks.permutation_figure(permuted, rows=16)",
+                                     lambda: draw_banks.permutation_figure(banks.xor_permuted(), rows=16)),
+    ("bank_conflicts", "aad36a3c"): ("fp16.figure()", lambda: bench_figure(("bank_conflicts", "aad36a3c"))),
+    ("ldmatrix", "828007e0"): ("draw.ldmatrix_figure(1)", lambda: draw.ldmatrix_figure(1)),
+    ("ldmatrix", "1df19590"): ("draw.ldmatrix_figure(2)", lambda: draw.ldmatrix_figure(2)),
+    ("ldmatrix", "a1be8ec3"): ("draw.ldmatrix_figure(4)", lambda: draw.ldmatrix_figure(4)),
+    ("ldmatrix", "d7cd327e"): ("draw.ldmatrix_figure(2, trans=True)", lambda: draw.ldmatrix_figure(2, trans=True)),
+    ("mma_fragments", "06f48705"): ('draw.mma_product_figure("m16n8k16", "f16", "f32")',
+                                    lambda: draw.mma_product_figure("m16n8k16", "f16", "f32")),
+    ("mma_fragments", "9ce9ff3f"): ('draw.mma_product_figure("m16n8k8", "f16", "f32")',
+                                    lambda: draw.mma_product_figure("m16n8k8", "f16", "f32")),
+    ("mma_fragments", "c3c0307f"): ('draw.mma_product_figure("m16n8k32", "s8", "s32")',
+                                    lambda: draw.mma_product_figure("m16n8k32", "s8", "s32")),
+    # The probe observes the documented layout on a working GPU; the figure is drawn the same way.
+    ("mma_fragments", "284641db"): ('draw.fragment_grid(observed, title="A of m16n8k16, as observed on this GPU")',
+                                    lambda: draw.fragment_grid(layouts.mma_layout("m16n8k16", "A", "f16", "f32"),
+                                                               title="A of m16n8k16, as observed on this GPU")),
+    ("mma_fragments", "c2cd9e3b"): ("draw.ldmatrix_figure(4)", lambda: draw.ldmatrix_figure(4)),
+    ("mma_fragments", "a9dd60b3"): ("fp16.figure()", lambda: bench_figure(("mma_fragments", "a9dd60b3"))),
+    ("pipelines", "2aac889f"): ("draw_pipeline.timeline_figure(n_stages=2, k_tiles=8, copy_time=3.0, compute_time=1.0)",
+                                lambda: draw_pipeline.timeline_figure(n_stages=2, k_tiles=8, copy_time=3.0,
+                                                                      compute_time=1.0)),
+    ("pipelines", "4c0d2f48"): ("draw_pipeline.timeline_figure(n_stages=4, k_tiles=8, copy_time=3.0, compute_time=1.0)",
+                                lambda: draw_pipeline.timeline_figure(n_stages=4, k_tiles=8, copy_time=3.0,
+                                                                      compute_time=1.0)),
+    ("pipelines", "b844be44"): ("draw_pipeline.ring_figure(n_stages=4, iteration=2, k_tiles=8)",
+                                lambda: draw_pipeline.ring_figure(n_stages=4, iteration=2, k_tiles=8)),
+    ("pipelines", "753aec3a"): ("fp16.figure()", lambda: bench_figure(("pipelines", "753aec3a"))),
+    ("pipelines", "fa9d122f"): ("sweep_figure(sweep, title=", lambda: sweep_figure(
+        sweep_rows(), title=f"{GEMM_KERNELS['k4.5'].title} vs cuBLAS on {H100}")),
+    # The recorded runs of results/, or one test run before any is recorded.
+    ("results", "0db10dfc"): ("comparison_figure(docs)", lambda: comparison_figure(
+        load_all(ROOT / "results") or [load(ROOT / "tests" / "data" / "bench_h100_readme_2026-11-22.json")])),
+    ("sgemm", "sgemm-05"): ("draw_sgemm.thread_layout_figure(64)", lambda: draw_sgemm.thread_layout_figure(64)),
+    ("sgemm", "sgemm-10"): ("draw_sgemm.load_pattern_figure(64)", lambda: draw_sgemm.load_pattern_figure(64)),
+    ("sgemm", "sgemm-12"): ("draw_sgemm.writeback_figure(64, p=0)", lambda: draw_sgemm.writeback_figure(64, p=0)),
+    ("sgemm", "sgemm-15"): ("draw_sgemm.thread_layout_figure(128)", lambda: draw_sgemm.thread_layout_figure(128)),
+    ("sgemm", "sgemm-17"): ("draw_regbank.numbering_figure(regbank.naive_numbering(), regbank.MAXWELL, reuse_slots=())",
+                            lambda: draw_regbank.numbering_figure(regbank.naive_numbering(), regbank.MAXWELL,
+                                                                  reuse_slots=())),
+    ("sgemm", "sgemm-19"): ("draw_regbank.numbering_figure(numbering, regbank.MAXWELL, reuse_slots=())",
+                            lambda: draw_regbank.numbering_figure(regbank.conflict_free_numbering(regbank.MAXWELL),
+                                                                  regbank.MAXWELL, reuse_slots=())),
+    ("sgemm", "sgemm-24"): ('draw_regbank.order_figure("Maxas swirl", numbering, regbank.MAXWELL, '
+                            'reuse_slots=("a", "b"), reuse_depth=2)',
+                            lambda: draw_regbank.order_figure("Maxas swirl",
+                                                              regbank.conflict_free_numbering(regbank.MAXWELL),
+                                                              regbank.MAXWELL, reuse_slots=("a", "b"), reuse_depth=2)),
+    ("sgemm", "sgemm-36"): ("fp32.figure()", lambda: bench_figure(("sgemm", "sgemm-36"))),
+}
+
+
+def test_displayed_size_is_font_size_at_the_recorded_dpi_scaled_to_the_column():
+    narrow = new_figure(3, 1)
+    narrow.text(0.5, 0.5, "ten points", fontsize=10)
+    shown = displayed_text_sizes(narrow)
+    assert shown.scale == 1 and shown.width_px <= 300
+    assert [(t.text, t.px) for t in shown.texts] == [("ten points", pytest.approx(10 * RECORD_DPI / 72))]
+
+    wide = new_figure(2.5 * COLUMN_WIDTH_IN, 1)
+    wide.text(0.0, 0.5, "left", fontsize=12)
+    wide.text(1.0, 0.5, "right", fontsize=9, ha="right")
+    ax = wide.add_axes([0.4, 0.2, 0.2, 0.6])
+    ax.set_axis_off()   # its tick labels are not drawn, so they do not count
+    shown = displayed_text_sizes(wide)
+    assert shown.width_px == pytest.approx(2.5 * COLUMN_WIDTH_IN * RECORD_DPI + 20, abs=2)
+    assert shown.scale == pytest.approx(DISPLAY_COLUMN_PX / shown.width_px)
+    assert {t.text for t in shown.texts} == {"left", "right"}
+    assert shown.smallest.text == "right"
+    assert shown.smallest.px == pytest.approx(9 * RECORD_DPI / 72 * shown.scale)
+
+
+def figure_cells() -> dict[tuple[str, str], dict]:
+    """Every code cell of the book's notebooks that draws a figure or has a recorded image."""
+    cells = {}
+    for path in sorted(BOOK.glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            has_image = any("image/png" in out.get("data", {}) for out in cell.get("outputs", []))
+            if has_image or DRAWING_CALL.search("".join(cell["source"])):
+                cells[(path.stem, cell["id"])] = cell
+    return cells
+
+
+CELLS = figure_cells()
+
+
+def test_figures_lists_every_figure_cell_with_the_call_it_makes():
+    assert set(FIGURES) == set(CELLS), "FIGURES is out of step with the notebooks' figure cells"
+    for where, (call, _) in FIGURES.items():
+        assert call in "".join(CELLS[where]["source"]), f"{where}: the cell no longer calls {call}"
+
+
+@pytest.mark.parametrize("where", list(FIGURES), ids=lambda w: f"{w[0]}:{w[1]}")
+def test_figure_text_is_legible_at_the_width_the_book_shows_it(where):
+    fig = FIGURES[where][1]()
+    assert fig.dpi == RECORD_DPI, f"{where}: drawn at {fig.dpi} dpi, recorded at {RECORD_DPI}"
+    shown = displayed_text_sizes(fig)
+    smallest = shown.smallest
+    assert smallest.px >= MIN_DISPLAY_TEXT_PX, (
+        f"{where}: {smallest.text!r} is shown at {smallest.px:.1f} px (PNG {shown.width_px} px wide, shown at "
+        f"{shown.scale:.0%} in the {DISPLAY_COLUMN_PX} px column); at least {MIN_DISPLAY_TEXT_PX} px needed")
+
+
+@pytest.mark.parametrize("where", list(CELLS), ids=lambda w: f"{w[0]}:{w[1]}")
+def test_every_figure_cell_has_alt_text(where):
+    alt = CELLS[where]["metadata"].get("mystnb", {}).get("image", {}).get("alt", "")
+    assert len(alt.split()) >= 5, f"{where}: no alt text saying what the figure shows (mystnb.image.alt)"
+
+
+@pytest.mark.slow
+def test_every_figure_in_the_built_book_opens_at_full_size_and_says_what_it_shows(built_book):
+    from bs4 import BeautifulSoup
+
+    figures = 0
+    for page in built_book.pages:
+        html = built_book.html / page
+        for img in BeautifulSoup(html.read_text(), "html.parser").select("div.cell_output img"):
+            figures += 1
+            link = img.parent
+            assert link.name == "a" and link.get("href") == img["src"], f"{page}: {img['src']} is not a link to itself"
+            assert (html.parent / link["href"]).is_file(), f"{page}: {link['href']} is missing"
+            assert img.get("alt", img["src"]) != img["src"], f"{page}: {img['src']} has no alt text"
+    recorded = sum(out.get("data", {}).get("image/png") is not None
+                   for cell in CELLS.values() for out in cell.get("outputs", []))
+    assert figures == recorded
