@@ -48,7 +48,7 @@ $(VENV_PYTHON):
 	python3 -m venv $(VENV)
 	$(VENV_PYTHON) -m pip install --upgrade pip
 
-$(VENV)/.stamp-%: % pyproject.toml | $(VENV_PYTHON)
+$(VENV)/.stamp-%: % pyproject.toml setup.py | $(VENV_PYTHON)
 	$(VENV_PYTHON) -m pip install -r $<
 	$(VENV_PYTHON) -m pip install -e . --no-deps
 	touch $@
@@ -71,7 +71,7 @@ LAB_SET_none := requirements-nvrtc13.txt requirements-sass.txt
 
 # A new set, or a changed requirement, starts the venv over (cupy-cuda12x and -13x cannot share it).
 .SECONDEXPANSION:
-$(LAB_VENV)/.stamp-cuda-%: requirements.txt requirements-lab.txt $$(LAB_SET_$$*) pyproject.toml
+$(LAB_VENV)/.stamp-cuda-%: requirements.txt requirements-lab.txt $$(LAB_SET_$$*) pyproject.toml setup.py
 	rm -rf $(LAB_VENV)
 	python3 -m venv $(LAB_VENV)
 	$(LAB_VENV)/bin/python -m pip install --upgrade pip
