@@ -9,6 +9,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from tcgemm.table import Column, Table
+
 LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 BRANCH = re.compile(r"\bBRA\b.*?0x([0-9a-f]+)")    # "BRA 0x660" and "BRA `(.L_x_3) 0x660"
 # Integer ALU opcodes (prefixes): the address and index arithmetic of a loop.
@@ -80,16 +82,18 @@ def tally(body: list[Instruction], groups: dict[str, str | tuple[str, ...]]) -> 
     return {name: sum(i.opcode.startswith(prefixes) for i in body) for name, prefixes in groups.items()}
 
 
-def summary(body: list[Instruction], main: str = "FFMA", also: tuple[str, ...] = ("LDS.128",),
-            others: int = 10) -> str:
-    """One line on a loop body: its length, the `main` opcode (and its share), the `also` opcodes,
+def summary_table(bodies: dict[str, list[Instruction]], main: str = "FFMA", also: tuple[str, ...] = ("LDS.128",),
+                  others: int = 10) -> Table:
+    """One row per named loop body: its length, the `main` opcode (and its share), the `also` opcodes,
     the .reuse flags, then the `others` most frequent remaining opcodes."""
-    counts = opcode_counts(body)
-    n = counts[main]
-    rest = [(op, k) for op, k in counts.most_common() if op != main and op not in also]
-    listed = [f"{op} {k}" for op, k in rest[:others]]
-    if len(rest) > others:
-        listed.append(f"{len(rest) - others} more opcodes")
-    return (f"{len(body)} instructions per K tile, {main} {n} ({100 * n / len(body):.1f}%), "
-            + "".join(f"{op} {counts[op]}, " for op in also)
-            + f".reuse flags {reuse_flags(body)}; others: {', '.join(listed) or 'none'}")
+    rows = []
+    for name, body in bodies.items():
+        counts = opcode_counts(body)
+        rest = [(op, k) for op, k in counts.most_common() if op != main and op not in also]
+        listed = [f"{op} {k}" for op, k in rest[:others]]
+        if len(rest) > others:
+            listed.append(f"{len(rest) - others} more opcodes")
+        rows.append([name, len(body), counts[main], 100 * counts[main] / len(body), *(counts[op] for op in also),
+                     reuse_flags(body), ", ".join(listed) or "none"])
+    return Table(["Loop", "Instructions per K tile", main, Column(f"{main} %", ".1f"), *also, ".reuse flags",
+                  "Others"], rows)

@@ -15,6 +15,9 @@ from matplotlib.text import Text
 # Width in CSS px of the book's text column in a 1280 px browser window (the theme's article body,
 # measured on a built page). An output image wider than this is shrunk to fit it.
 DISPLAY_COLUMN_PX = 688
+# Characters of a text output line that fit that column: the theme's monospace output font is
+# about 8.73 px per character (tests/test_browser.py measures the built pages).
+TEXT_COLUMN_CHARS = 78
 # Pixels per inch of every figure: the inline backend records a figure at its own dpi, cropped to
 # its drawn content (bbox_inches="tight"), one PNG pixel per CSS px.
 RECORD_DPI = 100

@@ -211,7 +211,8 @@ def test_widget_and_table_text_contrast_passes_wcag_aa_in_both_modes(browser_rep
 
 
 # A made-up page with one of each problem (and a harmless twin of each): the theme's mode switch
-# mimicked, a 688 px column, two outputs too wide, two progress lines, a figure shown at 30%, widget
+# mimicked, a 688 px column, three outputs too wide (one a <pre> in a <details> that does not scroll;
+# a listing beside it that scrolls in its box fits), two progress lines, a figure shown at 30%, widget
 # and table text that fails in dark mode only, faded text that fails in both, and a disabled button
 # (exempt).
 PROBLEM_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
@@ -229,6 +230,12 @@ PROBLEM_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
 </script></head><body><article class="bd-article">
 <div class="cell"><div class="cell_input"><pre>print(wide)</pre></div>
   <div class="cell_output"><pre>{wide}</pre><pre>short line</pre></div></div>
+<div class="cell"><div class="cell_input"><pre>show_kernel(key)</pre></div>
+  <div class="cell_output"><details open><summary>listing</summary>
+  <pre style="overflow-x: auto; max-width: 100%">{wide}</pre></details></div></div>
+<div class="cell"><div class="cell_input"><pre>unscrolled(key)</pre></div>
+  <div class="cell_output"><details open><summary>not scrolling</summary>
+  <pre style="overflow: visible">{wide}</pre></details></div></div>
 <div class="cell"><div class="cell_input"><pre>wide_table</pre></div>
   <div class="cell_output"><div><table><tr><td style="min-width: 900px">wide</td></tr></table></div>
   <table><tr><td class="dim">narrow</td></tr></table></div></div>
@@ -255,11 +262,13 @@ def test_presentation_checks_catch_each_problem(tmp_path):
         shown = entry["presentation"][mode]
         assert shown["theme"] == mode and shown["column"] == 688
         assert [(f["cell"], f["kind"], f["element"]) for f in shown["overflows"]] == [
-            (1, "output", "pre"), (2, "output", "div.cell_output"), (2, "table", "div")], shown["overflows"]
+            (1, "output", "pre"), (3, "output", "div.cell_output"), (4, "output", "div.cell_output"),
+            (4, "table", "div")], \
+            shown["overflows"]
         assert shown["overflows"][0]["width"] > 688 >= shown["overflows"][0]["container"]
-        assert [(f["cell"], f["lines"]) for f in shown["progress"]] == [(3, 2)], shown["progress"]
+        assert [(f["cell"], f["lines"]) for f in shown["progress"]] == [(5, 2)], shown["progress"]
         assert [(f["cell"], f["natural"], f["width"], f["needed"]) for f in shown["smallFigures"]] == [
-            (4, 1000, 300, DISPLAY_COLUMN_PX)], shown["smallFigures"]
+            (6, 1000, 300, DISPLAY_COLUMN_PX)], shown["smallFigures"]
         failing = {f["text"]: f for f in shown["contrast"]}
         assert sorted(failing) == (["dim in dark", "faded", "narrow"] if mode == "dark" else ["faded"]), \
             shown["contrast"]

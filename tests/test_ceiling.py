@@ -46,3 +46,18 @@ def test_flops_and_iters_limits():
     assert ceiling.flops(warps=2, iters=3) == 2 * 3 * ceiling.CHAINS * 4096
     with pytest.raises(ValueError, match="iters"):
         ceiling.expected(*ceiling.operands(seed=0), iters=ceiling.MAX_ITERS + 1)
+
+
+def test_ceiling_reports_fit_the_text_column():
+    """Both ceilings (measured in tests/gpu) print their rate, then how it was measured, each line
+    within the book's text column."""
+    from tcgemm.gpu.ceiling import Ceiling
+    from tcgemm.gpu.ffma_ceiling import FfmaCeiling
+    from tcgemm.report import Timing
+    from tcgemm.style import TEXT_COLUMN_CHARS
+    timing = Timing(1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 10)
+    reports = [str(Ceiling(631.74, timing, 16, 2048, True)), str(FfmaCeiling(65.61, timing, 8, 1024, False))]
+    assert [r.splitlines()[0] for r in reports] == ["mma.sync m16n8k16 ceiling: 631.7 TFLOP/s",
+                                                    "FFMA ceiling: 65.6 TFLOP/s"]
+    assert "result exact" in reports[0] and "result WRONG" in reports[1]
+    assert all(len(line) <= TEXT_COLUMN_CHARS for r in reports for line in r.splitlines()), reports

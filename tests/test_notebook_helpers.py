@@ -7,6 +7,7 @@ import pytest
 
 from tcgemm.gpu.device import gpu_available
 from tcgemm.publish.notebook import STAMP_KEYS, recorded_on, stamp_text
+from tcgemm.style import TEXT_COLUMN_CHARS
 from tcgemm.publish.record import main, stamp_from
 
 STAMP = {
@@ -33,13 +34,14 @@ def test_recorded_on_is_none_without_stamp(tmp_path):
 
 def test_stamp_text(tmp_path):
     nb = write_nb(tmp_path / "a.ipynb", {"tcgemm": {"recorded_on": STAMP}})
-    assert stamp_text(nb) == ("Outputs recorded on NVIDIA H100 80GB HBM3 (sm_90), CUDA 13.0 runtime"
+    assert stamp_text(nb) == ("Outputs recorded on NVIDIA H100 80GB HBM3 (sm_90),\nCUDA 13.0 runtime"
                               " / 13.0 driver, CuPy 14.2.0, 2026-11-22")
 
 
 def test_stamp_text_without_stamp(tmp_path):
-    text = stamp_text(write_nb(tmp_path / "a.ipynb", {}))
+    text = stamp_text(write_nb(tmp_path / "mma_fragments.ipynb", {}))
     assert "not recorded" in text and "make record" in text
+    assert max(len(line) for line in text.splitlines()) <= TEXT_COLUMN_CHARS
 
 
 def test_stamp_from_device_info():

@@ -5,7 +5,9 @@
 * ``gpu`` cells are leaves: no later non-gpu cell uses a name first bound in a gpu cell
   (otherwise skipping the gpu cells where there is no GPU would break the cells after them);
 * the notebook is in the table of contents;
-* every recorded figure carries its PNG, not only its text repr.
+* every recorded figure carries its PNG, not only its text repr;
+* every recorded text output line fits the book's text column (tcgemm.style.TEXT_COLUMN_CHARS); HTML
+  outputs (tables, listings that scroll in their box) are measured in the browser instead.
 """
 import ast
 import json
@@ -16,6 +18,7 @@ import yaml
 from IPython.core.inputtransformer2 import TransformerManager
 
 from tcgemm.publish.notebook import GPU_TAG, STAMP_KEYS, recorded_on
+from tcgemm.style import TEXT_COLUMN_CHARS
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
@@ -197,3 +200,35 @@ def test_recorded_widgets_run_the_current_javascript(path):
         assert cls is not None, f"{path.name}: a recorded anywidget of unknown class {fields.get('_anywidget_id')}"
         assert fields["_esm"] == cls._esm, f"{path.name}: {cls.__name__}'s JavaScript changed since recording: make record"
         assert fields["_css"] == cls._css, f"{path.name}: {cls.__name__}'s CSS changed since recording: make record"
+
+
+def text_lines(output) -> list[str]:
+    """The lines a text output shows: a stream, or a result with neither HTML nor a PNG."""
+    if output["output_type"] == "stream":
+        text = output["text"]
+    elif output["output_type"] in ("execute_result", "display_data") and not (
+            {"text/html", "image/png"} & output["data"].keys()):
+        text = output["data"].get("text/plain", "")
+    else:
+        return []
+    return ("".join(text) if isinstance(text, list) else text).splitlines()
+
+
+def long_lines(path) -> list[str]:
+    return [f"cell {index} ({cell.get('id')}): {len(line)} characters: {line[:60]!r}..."
+            for index, cell, _ in code_cells(path) for output in cell.get("outputs", [])
+            for line in text_lines(output) if len(line) > TEXT_COLUMN_CHARS]
+
+
+def test_long_line_check_reads_text_outputs_only():
+    wide = "x" * (TEXT_COLUMN_CHARS + 1)
+    assert text_lines({"output_type": "stream", "text": ["ok\n", wide]}) == ["ok", wide]
+    assert text_lines({"output_type": "execute_result", "data": {"text/plain": wide}}) == [wide]
+    assert text_lines({"output_type": "display_data", "data": {"text/plain": wide, "text/html": "<pre>"}}) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_text_outputs_fit_the_text_column(path):
+    problems = long_lines(path)
+    assert not problems, (f"{path.name}: text output lines longer than {TEXT_COLUMN_CHARS} characters "
+                          f"(wrap them, or print a tcgemm.table.Table):\n" + "\n".join(problems))

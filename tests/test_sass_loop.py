@@ -47,10 +47,12 @@ def test_tally_counts_opcodes_by_prefix_and_summary_reads_the_loop():
     body = sass_loop.hot_loop(LISTING, "kern")
     assert sass_loop.tally(body, {"FFMA": "FFMA", "loads": ("LDS", "LDG"), "integer": sass_loop.INTEGER}) == \
         {"FFMA": 2, "loads": 1, "integer": 0}
-    assert sass_loop.summary(body) == \
-        "4 instructions per K tile, FFMA 2 (50.0%), LDS.128 1, .reuse flags 1; others: BRA 1"
-    assert sass_loop.summary(body, also=(), others=0) == \
-        "4 instructions per K tile, FFMA 2 (50.0%), .reuse flags 1; others: 2 more opcodes"
+    table = sass_loop.summary_table({"kern": body})
+    assert [c.name for c in table.columns] == ["Loop", "Instructions per K tile", "FFMA", "FFMA %", "LDS.128",
+                                               ".reuse flags", "Others"]
+    assert table.text_rows() == [["kern", "4", "2", "50.0", "1", "1", "BRA 1"]]
+    assert sass_loop.summary_table({"kern": body}, also=(), others=0).rows == ((
+        "kern", 4, 2, 50.0, 1, "2 more opcodes"),)
 
 
 def test_hot_loops_of_the_compiled_kernels():

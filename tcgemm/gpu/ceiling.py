@@ -25,9 +25,9 @@ class Ceiling:
     exact: bool             # every warp's result equal to iters * sum_c A_c B
 
     def __str__(self) -> str:
-        return (f"mma.sync m16n8k16 ceiling: {self.tflops:.1f} TFLOP/s ({self.warps_per_sm} warps per SM, "
-                f"{model.CHAINS} independent chains each, {self.iters} rounds; result "
-                f"{'exact' if self.exact else 'WRONG'})")
+        return (f"mma.sync m16n8k16 ceiling: {self.tflops:.1f} TFLOP/s\n"
+                f"({self.warps_per_sm} warps per SM, {model.CHAINS} independent chains each, {self.iters} rounds; "
+                f"result {'exact' if self.exact else 'WRONG'})")
 
 
 def run_once(warps_per_sm: int, iters: int, seed: int | None = None) -> tuple[Ceiling, np.ndarray]:

@@ -28,8 +28,8 @@ class FfmaCeiling:
     exact: bool
 
     def __str__(self) -> str:
-        return (f"FFMA ceiling: {self.tflops:.1f} TFLOP/s ({self.blocks_per_sm} blocks of {THREADS} threads per SM, "
-                f"{CHAINS} independent chains per thread; result {'exact' if self.exact else 'WRONG'})")
+        return (f"FFMA ceiling: {self.tflops:.1f} TFLOP/s\n({self.blocks_per_sm} blocks of {THREADS} threads "
+                f"per SM, {CHAINS} independent chains each; result {'exact' if self.exact else 'WRONG'})")
 
 
 def run_once(blocks_per_sm: int = 8, trips: int = 1024) -> FfmaCeiling:

@@ -23,6 +23,7 @@ from tcgemm.fragments.layouts import (FragmentLayout, MMA_VARIANTS, ldmatrix_add
                                      ldmatrix_layout, mma_layout, ptx_instruction, same_positions)
 from tcgemm.gpu.compile import get_function
 from tcgemm.gpu.device import require_gpu
+from tcgemm.table import Table
 
 _DTYPES = {"f16": np.float16, "s8": np.int8, "f32": np.float32, "s32": np.int32}
 VERDICT = {True: "MATCH", False: "MISMATCH"}
@@ -150,11 +151,19 @@ def observe_mma(variant: str) -> dict[str, OperandProbe]:
     return {op: probes[op] for op in "ABCD"}
 
 
-def mma_verdict(variant: str) -> str:
-    """One line: the PTX instruction, each operand's observed layout against tcgemm.fragments.layouts,
-    and a random product decoded through all four."""
-    operands = "  ".join(f"{op}: {VERDICT[p.match]}" for op, p in observe_mma(variant).items())
-    return f"{ptx_instruction(variant):<52} {operands}  random product: {VERDICT[random_product_check(variant)]}"
+def mma_verdict_table(verdicts) -> Table:
+    """One row per (instruction, {operand: layout matches}, random product matches): each operand's
+    observed layout against tcgemm.fragments.layouts, and a random product decoded through all four."""
+    return Table(["Instruction", *"ABCD", "Random product"],
+                 [[instruction, *(VERDICT[matches[op]] for op in "ABCD"), VERDICT[product]]
+                  for instruction, matches, product in verdicts])
+
+
+def mma_verdicts(variants=MMA_VARIANTS) -> Table:
+    """mma_verdict_table of each variant, observed on this GPU."""
+    return mma_verdict_table(
+        (ptx_instruction(v), {op: p.match for op, p in observe_mma(v).items()}, random_product_check(v))
+        for v in variants)
 
 
 def random_product_check(variant: str, experiments: int = 8, seed: int = 0) -> bool:
@@ -214,6 +223,13 @@ def observe_ldmatrix(num: int, trans: bool = False, seed: int = 0) -> LdmatrixPr
     stored_row = perm[ldmatrix_address_lane(num)]          # stacked row r -> stored row it was read from
     expected_tags = stored_row[layout.row] * 8 + layout.col
     return LdmatrixProbe(num, trans, layout, observed, bool(np.array_equal(tags, expected_tags)))
+
+
+def ldmatrix_verdict_table(probes) -> Table:
+    """One row per LdmatrixProbe: its instruction, its layout and its shuffled-rows verdicts."""
+    return Table(["Instruction", "Layout", "Shuffled rows"],
+                 [[ldmatrix_instruction(p.num, p.trans), VERDICT[p.layout_match], VERDICT[p.shuffled_rows_match]]
+                  for p in probes])
 
 
 def observe_every_ldmatrix() -> list[LdmatrixProbe]:

@@ -25,19 +25,20 @@ def recorded_on(path) -> dict | None:
 
 
 def stamp_text(path) -> str:
-    """One line saying on what machine the outputs of the notebook at ``path`` were recorded."""
+    """Two lines saying on what machine the outputs of the notebook at ``path`` were recorded."""
     stamp = recorded_on(path)
     if stamp is None:
-        return f"Outputs of {Path(path).name} not recorded yet: run `make record` on a GPU machine."
-    return "Outputs recorded on " + describe_stamp(stamp)
+        return f"Outputs of {Path(path).name} not recorded yet:\nrun `make record` on a GPU machine."
+    return "Outputs recorded on " + describe_stamp(stamp, sep=",\n")
 
 
-def describe_stamp(stamp: dict) -> str:
-    """The machine and date of a ``recorded_on`` stamp, in words."""
+def describe_stamp(stamp: dict, sep: str = ", ") -> str:
+    """The machine and date of a ``recorded_on`` stamp, in words; ``sep`` between the device and
+    the software."""
     cc = str(stamp.get("compute_capability", "?"))
     arch = "sm_" + cc.replace(".", "")
     return (
-        f"{stamp.get('device', '?')} ({arch}), "
+        f"{stamp.get('device', '?')} ({arch}){sep}"
         f"CUDA {stamp.get('cuda_runtime', '?')} runtime / {stamp.get('cuda_driver', '?')} driver, "
         f"CuPy {stamp.get('cupy', '?')}, {str(stamp.get('date', '?'))[:10]}"
     )

@@ -1,7 +1,8 @@
 // What a reader sees of a page, measured in the page itself (each function is passed to
 // page.evaluate, so it holds its own helpers). check_book.mjs calls them in light and dark mode.
 
-// Code-cell outputs (myst-nb: div.cell > div.cell_output): results wider than their output area,
+// Code-cell outputs (myst-nb: div.cell > div.cell_output): results wider than their output area
+// (but for listings that scroll inside it),
 // progress-bar text, figures shown narrower than they were drawn for.
 export function measureOutputs({ columnPx }) {
   const PROGRESS = [
@@ -28,8 +29,16 @@ export function measureOutputs({ columnPx }) {
   for (const area of document.querySelectorAll('div.cell_output')) {
     if (shown(area)) {
       const limit = area.clientWidth;
+      // A listing (tcgemm.source.Listing: code in a <details> the reader opens) may scroll inside a
+      // box that fits; its content is long by nature. Every other text must fit whole, even in a
+      // <pre> the theme lets scroll.
+      const scrollsInPlace = (el) => el !== area && el.closest('details') !== null
+        && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX)
+        && el.getBoundingClientRect().width <= limit + 1;
+      const listings = [...area.querySelectorAll('*')].filter(scrollsInPlace);
       let widest = null;
       for (const el of [area, ...area.querySelectorAll('*')]) {
+        if (listings.some((listing) => listing.contains(el))) continue;
         if (el.scrollWidth > limit + 1 && (!widest || el.scrollWidth > widest.scrollWidth)) widest = el;
       }
       if (widest) {

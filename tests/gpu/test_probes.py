@@ -30,8 +30,8 @@ def test_every_ldmatrix_is_observed_once_and_matches():
     assert all(p.match and "MISMATCH" not in str(p) for p in probes), "\n".join(map(str, probes))
 
 
-def test_mma_verdict_line_reads_match_for_every_operand():
+def test_mma_verdicts_read_match_for_every_operand():
     from tcgemm.fragments.layouts import ptx_instruction
-    from tcgemm.gpu.probes import mma_verdict
-    line = mma_verdict("m16n8k16.f32")
-    assert line.startswith(ptx_instruction("m16n8k16.f32")) and line.count(": MATCH") == 5, line
+    from tcgemm.gpu.probes import mma_verdicts
+    table = mma_verdicts(["m16n8k16.f32"])
+    assert table.rows == ((ptx_instruction("m16n8k16.f32"), *["MATCH"] * 5),), str(table)
