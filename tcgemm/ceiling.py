@@ -8,10 +8,14 @@ grid of 1/64, i.e. within fp32's 24 bits for iters up to 2^14 even after summing
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from tcgemm.fragments.layouts import mma_layout
-from tcgemm.hw import MMA_FLOP
+from tcgemm.hw import MMA_FLOP, flop_per_clock_per_sm
+from tcgemm.style import TEXT_COLUMN_CHARS
+from tcgemm.table import Column, Table
 
 CHAINS = 8                  # must match CHAINS in kernels/probe_mma_ceiling.cu
 MAX_ITERS = 1 << 14
@@ -53,3 +57,17 @@ def warp_results(d_words: np.ndarray) -> np.ndarray:
 
 def flops(warps: int, iters: int) -> int:
     return warps * iters * CHAINS * MMA_FLOP
+
+
+def runs_table(runs) -> Table:
+    """One row per ceiling run (tcgemm.gpu.ceiling.run_once): warps per SM, TFLOP/s, whether exact."""
+    return Table(["Warps per SM", Column("TFLOP/s", ".1f"), "Result"],
+                 [[r.warps_per_sm, r.tflops, "exact" if r.exact else "WRONG"] for r in runs])
+
+
+def per_clock_text(tflops: float, sm_count: int, sm_clock_mhz: float) -> str:
+    """A rate as m16n8k16 per clock per SM at the given clock, wrapped to the book's text column."""
+    per_clock = flop_per_clock_per_sm(tflops, sm_count, sm_clock_mhz) / MMA_FLOP
+    return textwrap.fill(f"= {per_clock:.2f} m16n8k16 per clock per SM at the {sm_clock_mhz:.0f} MHz boost clock "
+                         f"(more per clock if the GPU runs slower under load)", TEXT_COLUMN_CHARS)
+

@@ -100,3 +100,22 @@ def mma_count(M: int, N: int, K: int, m: int = 16, n: int = 8, k: int = 16) -> i
         if total % tile:
             raise ValueError(f"{name}={total} is not a multiple of the mma tile {tile}")
     return (M // m) * (N // n) * (K // k)
+
+
+def mma_cycles_text(gpu: str, sm_count: int, sm_clock_mhz: float, peak: Peak | None,
+                    median_seconds: dict[str, float], M: int = 4096, N: int = 4096, K: int = 4096) -> str:
+    """How many m16n8k16 each Tensor Core (4 per SM) runs in an M x N x K product, the datasheet's
+    cycles per mma (where the peak states a clock), and each timed kernel's cycles per mma: its
+    median seconds x sm_clock_mhz over that count."""
+    per_core = mma_count(M, N, K) / (4 * sm_count)
+    lines = [f"{gpu}: {per_core:,.0f} mma per Tensor Core"]
+    per_clock = tensor_flop_per_clock_per_sm(peak, sm_count) if peak else None
+    if per_clock:
+        lines.append(f"datasheet rate: {per_clock:.0f} FLOP per clock per SM, so one m16n8k16 takes "
+                     f"{MMA_FLOP / (per_clock / 4):.1f} cycles")
+    lines.append(f"below: median time x {sm_clock_mhz:.0f} MHz, the driver's highest clock")
+    clock_hz = sm_clock_mhz * 1e6
+    lines += [f"{name:<52} {seconds * clock_hz / per_core:6.1f} cycles per mma"
+              for name, seconds in median_seconds.items()]
+    return "\n".join(lines)
+

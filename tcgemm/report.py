@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tcgemm.catalog import configured
 from tcgemm.check import Check
-from tcgemm.hw import known_peaks, lower_bound_seconds, tflops
+from tcgemm.hw import known_peaks, lower_bound_seconds, mma_count, tflops
+from tcgemm.smem.kernel_smem import predict
 from tcgemm.table import Column, Table
 
 
@@ -203,6 +205,20 @@ def prediction_table(comparisons, caption: str = "") -> Table:
                  [f"Not available on this GPU: {', '.join(missing)}"] if missing else ())
 
 
+def smem_traffic_table(keys, M: int, N: int, K: int, arch: str) -> Table:
+    """tcgemm.smem.kernel_smem.predict per kernel, per mma of the launch: bytes read by ldmatrix
+    (128 per wavefront), its bank conflicts, and bytes stored by the copies into shared memory."""
+    mmas = mma_count(M, N, K)
+    rows = []
+    for key in keys:
+        counts = predict(key, M, N, K, arch=arch)
+        rows.append([configured(key, arch).title, counts.ldsm.wavefronts * 128 / mmas, counts.ldsm.conflicts,
+                     counts.st.wavefronts * 128 / mmas])
+    return Table([Column("Kernel"), Column("ldmatrix bytes per mma", ".0f"), Column("ldmatrix bank conflicts", ","),
+                  Column("copy bytes per mma", ".0f")], rows,
+                 caption=f"Shared memory at {size_label(M, N, K)}, {arch} configuration")
+
+
 def occupancy_table(compiled) -> Table:
     """tcgemm.gpu.occupancy.compiled_occupancy results as a Table: each kernel's resources, the blocks
     per SM the model allows (and what limits them), and the driver's own count."""
@@ -213,7 +229,7 @@ def occupancy_table(compiled) -> Table:
                   Column("Shared KB", ".1f"), Column("Blocks per SM"), Column("Warps per SM"),
                   Column("Limited by"), Column("Driver: blocks per SM")], rows,
                  notes=[f"Model: tcgemm.pipelines.occupancy for {compiled[0].model.arch}; driver: "
-                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor"] if compiled else ())
+                        "cuOccupancyMaxActiveBlocksPerMultiprocessor"] if compiled else ())
 
 
 def stall_table(by_opcode: dict[str, dict[str, int]], top: int = 6) -> Table:

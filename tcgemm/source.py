@@ -72,6 +72,12 @@ def wrappers_used(key: str) -> list[str]:
     return [n for n in names if re.search(rf"\b{n}\s*(?:<[^<>()]*>\s*)?\(", body)]
 
 
+def copies_with_cp_async(key: str) -> bool:
+    """Whether the kernel copies global tiles into shared memory with cp.async (the header's
+    cp_async_16 wrappers) rather than through registers and st.shared."""
+    return any(name.startswith("cp_async_16") for name in wrappers_used(key))
+
+
 def show_kernel(key: str, with_wrappers: bool = True) -> Listing:
     """The kernel's source file and, with_wrappers, the header's functions it calls."""
     path = f"kernels/{GEMM_KERNELS[key].source}"

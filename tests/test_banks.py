@@ -9,6 +9,7 @@ import pytest
 
 from tcgemm.smem.banks import (
     Access,
+    analysis_table,
     analyze,
     bank_of,
     custom,
@@ -295,3 +296,11 @@ def test_helper_errors():
         xor_permuted(tile_chunks=3)
     with pytest.raises(ValueError, match="non-negative"):
         bank_of(-4)
+
+
+def test_analysis_table_has_one_row_of_counts_per_access():
+    table = analysis_table({"words": strided_access(4), "same word": strided_access(0),
+                            "128 B apart": strided_access(128), "16 B": strided_access(16, width=16)})
+    assert [c.name for c in table.columns] == ["Access", "Phases", "Wavefronts", "Ideal", "Conflicts", "Ways"]
+    assert table.rows == (("words", 1, 1, 1, 0, 1), ("same word", 1, 1, 1, 0, 1),
+                          ("128 B apart", 1, 32, 1, 31, 32), ("16 B", 4, 4, 4, 0, 1))

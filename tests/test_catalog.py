@@ -2,6 +2,7 @@
 the shared-memory model and the pipelines chapter) and its per-kernel arithmetic."""
 import pytest
 
+from tcgemm import KERNEL_DIR
 from tcgemm.arch import TARGET_ARCHS, arch_limits
 from tcgemm.catalog import GEMM_KERNELS, PROBES, configured, defines_for
 from tcgemm.fragments.layouts import warp_tile_step
@@ -40,3 +41,15 @@ def test_intensity_and_warp_tile_arithmetic_of_the_first_kernels():
         warp_tile_step("m16n8k16.f32", 24, 8)
     assert GEMM_KERNELS["k1.0"].flop_per_global_byte == 16 and GEMM_KERNELS["k1.1"].flop_per_global_byte == 32
     assert GEMM_KERNELS["s1"].flop_per_global_byte == 16      # fp32: 4 bytes per element
+
+
+def test_one_name_per_kernel():
+    """The key is the kernel's one name: its file, its entry point's file and the book's title follow it."""
+    label = {"k": lambda k: f"Kernel {k[1:]}", "s": lambda k: f"Kernel {k.upper()}", "h": lambda k: k.upper()}
+    for key, spec in GEMM_KERNELS.items():
+        assert spec.source == f"{key}_{spec.entry}.cu", key
+        assert (KERNEL_DIR / spec.source).is_file(), spec.source
+        assert spec.title.startswith(label[key[0]](key) + ": "), (key, spec.title)
+    cu_files = {p.name for p in KERNEL_DIR.glob("*.cu")}
+    assert cu_files == {s.source for s in GEMM_KERNELS.values()} | {p.source for p in PROBES.values()}
+

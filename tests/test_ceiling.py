@@ -61,3 +61,16 @@ def test_ceiling_reports_fit_the_text_column():
                                                     "FFMA ceiling: 65.6 TFLOP/s"]
     assert "result exact" in reports[0] and "result WRONG" in reports[1]
     assert all(len(line) <= TEXT_COLUMN_CHARS for r in reports for line in r.splitlines()), reports
+
+
+def test_runs_table_and_per_clock_text():
+    from types import SimpleNamespace
+    from tcgemm.style import TEXT_COLUMN_CHARS
+    runs = [SimpleNamespace(warps_per_sm=4, tflops=300.0, exact=True),
+            SimpleNamespace(warps_per_sm=8, tflops=600.0, exact=False)]
+    assert ceiling.runs_table(runs).rows == ((4, 300.0, "exact"), (8, 600.0, "WRONG"))
+    # the H100's 639.0 TFLOP/s on 132 SMs at 1980 MHz: 0.60 m16n8k16 per clock per SM
+    text = ceiling.per_clock_text(639.0, 132, 1980)
+    assert text.startswith("= 0.60 m16n8k16 per clock per SM at the 1980 MHz boost clock")
+    assert text.endswith("under load)") and all(len(line) <= TEXT_COLUMN_CHARS for line in text.splitlines())
+

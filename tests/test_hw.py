@@ -71,3 +71,19 @@ def test_flop_per_clock_per_sm_of_a_measured_rate():
     assert hw.MMA_FLOP == 2 * 16 * 8 * 16
     with pytest.raises(ValueError, match="must be positive"):
         hw.flop_per_clock_per_sm(639.0, 132, 0)
+
+
+def test_mma_cycles_text_counts_cycles_per_mma_per_tensor_core():
+    # 4096³ needs 256 * 512 * 256 m16n8k16; on 132 SMs (528 Tensor Cores) that is 63,550 each. The
+    # H100 SXM's datasheet 989.4 TFLOP/s at 1830 MHz is 4096 FLOP per clock per SM: 4 cycles per mma
+    text = hw.mma_cycles_text("H100", 132, 1980, hw.peak_for("NVIDIA H100 80GB HBM3"),
+                              {"fast": 63550.06 * 4 / 1.98e9, "slow": 63550.06 * 16 / 1.98e9})
+    lines = text.splitlines()
+    assert lines[0] == "H100: 63,550 mma per Tensor Core"
+    assert lines[1] == "datasheet rate: 4096 FLOP per clock per SM, so one m16n8k16 takes 4.0 cycles"
+    assert lines[2] == "below: median time x 1980 MHz, the driver's highest clock"
+    assert [line.split() for line in lines[3:]] == [["fast", "4.0", "cycles", "per", "mma"],
+                                                     ["slow", "16.0", "cycles", "per", "mma"]]
+    # no stated clock (L4): no datasheet line
+    assert "datasheet" not in hw.mma_cycles_text("L4", 58, 2040, hw.peak_for("NVIDIA L4"), {})
+

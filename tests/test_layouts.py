@@ -324,6 +324,15 @@ def test_ldmatrix_x2_gives_the_b_fragment_from_either_storage():
     assert not L.same_positions(L.ldmatrix_placed(2, False, [(0, 0), (8, 0)], (16, 8)), b)
 
 
+def test_placement_verdicts_name_each_candidate_and_align_the_verdicts():
+    a = L.mma_layout("m16n8k16", "A", "f16", "f32")
+    text = L.placement_verdicts([
+        ("in order", a, L.ldmatrix_placed(4, False, [(0, 0), (8, 0), (0, 8), (8, 8)], (16, 16))),
+        ("TR and BL swapped", a, L.ldmatrix_placed(4, False, [(0, 0), (0, 8), (8, 0), (8, 8)], (16, 16)))])
+    assert text.splitlines() == ["in order            is the mma fragment",
+                                 "TR and BL swapped   is NOT the fragment"]
+
+
 def test_ldmatrix_placed_checks_its_origins():
     with pytest.raises(ValueError, match="places 4 matrices"):
         L.ldmatrix_placed(4, False, [(0, 0)], (16, 16))

@@ -46,6 +46,15 @@ def test_dropping_the_empty_commits_is_rejected(n, k):
         check_schedule(schedule(n, k, skip_empty_commits=True), n)
 
 
+def test_verdict_table_accepts_the_kernel_and_names_why_a_break_is_rejected():
+    table = pipeline.verdict_table({"as written": schedule(3, 6),
+                                    "wait_group N-1": schedule(3, 6, wait_in_flight=2)}, 3, 6)
+    assert [c.name for c in table.columns] == ["Case", "Verdict", "Reason"]
+    (ok, broken) = table.rows
+    assert ok == ("as written", "accepted", "")
+    assert broken[:2] == ("wait_group N-1", "REJECTED") and "not guaranteed complete" in broken[2]
+
+
 def test_with_two_stages_empty_commits_do_not_matter():
     steps = schedule(2, 7, skip_empty_commits=True)
     # wait_group 0 waits for everything, so no wait depends on how many groups were committed

@@ -166,3 +166,18 @@ def test_occupancy_table_rows():
     assert table.rows[0] == (spec.title, spec.variant, 128, 96, 40.0, model.blocks_per_sm, model.warps_per_sm,
                              model.limiter, 5)
     assert "sm_90" in table.notes[0] and not occupancy_table([]).rows
+    # the driver API that tcgemm.gpu.occupancy calls (CuPy's driver.occupancyMaxActiveBlocksPerMultiprocessor)
+    assert table.notes[0].endswith("driver: cuOccupancyMaxActiveBlocksPerMultiprocessor")
+
+
+def test_smem_traffic_table_is_the_prediction_per_mma():
+    from tcgemm.report import smem_traffic_table
+    from tcgemm.smem.kernel_smem import predict
+    table = smem_traffic_table(["k3.1", "k4.0"], 4096, 4096, 4096, arch="sm_90")
+    assert table.caption == "Shared memory at 4096³, sm_90 configuration"
+    (k31, k40) = table.rows
+    # Kernel 4.0's 64 x 64 warp tile reads 128 bytes per mma where Kernel 3.1's 64 x 32 reads 192,
+    # with no bank conflicts; the copy column is the predicted store bytes over the launch's mma count
+    assert k31[0].startswith("Kernel 3.1") and k31[1:3] == (192, 0) and k40[1:3] == (128, 0)
+    stores = predict("k4.0", 4096, 4096, 4096, arch="sm_90").st.wavefronts * 128
+    assert k40[3] == stores / (256 * 512 * 256)

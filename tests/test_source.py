@@ -54,3 +54,16 @@ def test_diff_shows_only_changed_lines():
     added = sum(l.startswith("+") for l in out[2:])
     assert diff.title == (f"diff kernels/k1.0_naive_mma.cu → kernels/k1.1_warp_tile_2x2.cu: {added} lines added, "
                           f"{len(changed) - added} removed")
+
+
+def test_copies_with_cp_async_reads_the_kernel_source():
+    # Kernel 2.0 copies through registers (a uint4 load, then STS.128); Kernels 3.0+ and s3 use cp.async
+    assert not source.copies_with_cp_async("k2.0") and not source.copies_with_cp_async("k1.1")
+    assert source.copies_with_cp_async("k3.0") and source.copies_with_cp_async("k4.5")
+    assert source.copies_with_cp_async("s3")
+
+
+def test_bank_case_labels_kernel_2_stores_by_what_it_compiles_to():
+    from tcgemm.smem import bank_cases
+    label = bank_cases.ACCESSES["store-16"]
+    assert label.startswith("16-byte stores (STS.128): ") and "cp.async" not in label

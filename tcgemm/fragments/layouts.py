@@ -348,6 +348,15 @@ def same_positions(a: FragmentLayout, b: FragmentLayout) -> bool:
     return a.row.shape == b.row.shape and bool(np.array_equal(a.row, b.row) and np.array_equal(a.col, b.col))
 
 
+def placement_verdicts(candidates) -> str:
+    """One line per (name, fragment, loaded): whether ``loaded`` puts every (lane, element) at the
+    matrix entry where the mma ``fragment`` wants it (``same_positions``)."""
+    width = max(len(name) for name, _, _ in candidates)
+    return "\n".join(f"{name:<{width}}   "
+                     f"{'is the mma fragment' if same_positions(loaded, fragment) else 'is NOT the fragment'}"
+                     for name, fragment, loaded in candidates)
+
+
 def ldmatrix_address_lane(num: int) -> np.ndarray:
     """For each stacked row r = 8j + row, the lane whose address operand points at it.
 

@@ -15,7 +15,7 @@ from tcgemm.table import Column, Table
 from tcgemm.validate import check_gemm_shape
 from tcgemm.gpu import cublas
 from tcgemm.gpu.device import device_info, require_gpu
-from tcgemm.gpu.gemm import for_this_gpu, kernel_function, kernel_spec, launch
+from tcgemm.gpu.gemm import for_this_gpu, gemm, kernel_function, kernel_spec, launch
 
 CUBLAS = "cuBLAS (cublasGemmEx)"
 CUBLAS_SGEMM = "cuBLAS SGEMM (cublasSgemm, TF32 off)"
@@ -52,6 +52,20 @@ class Runner:
     def new_output(self, M: int, N: int):
         cupy = require_gpu()
         return cupy.full((M, N), np.nan, dtype=self.out_dtype)
+
+
+def accumulation_errors(Ks=(256, 1024, 4096, 16384), M: int = 256, N: int = 256) -> Table:
+    """Relative Frobenius error of M x N x K products against `reference`, for each K: HGEMM
+    accumulates in fp16, Kernel 1.1 in fp32, on the same operands."""
+    cupy = require_gpu()
+    rows = []
+    for K in Ks:
+        A, B = random_operands(M, N, K)
+        ref = cupy.asnumpy(reference(A, B))
+        rows.append([K, compare_outputs(cupy.asnumpy(gemm("hgemm", A, B)), ref, "float16").rel_fro,
+                     compare_outputs(cupy.asnumpy(gemm("k1.1", A, B)), ref, "float32").rel_fro])
+    return Table(["K", Column("fp16 accumulate (HGEMM)", ".2e"), Column("fp32 accumulate (Kernel 1.1)", ".2e")],
+                 rows, caption=f"Relative Frobenius error of {M} × {N} × K products against an fp32 reference")
 
 
 def runner(key: str, spec=None) -> Runner:
@@ -329,3 +343,12 @@ def k_scaling(spec, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384), 
         for i, K in enumerate(Ks):     # still rising, say) would otherwise bend the line
             times[i] = min(times[i], time_spec(spec, M, N, K, reps).median)
     return times, fit_k_scaling(M, N, Ks, times)
+
+
+def switch_scaling(spec, switch_sets, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384),
+                   reps: int = 20) -> dict:
+    """k_scaling of `spec` with each set of its switches on, keyed by the switches joined with " + "
+    ("as written" for none): {label: (seconds at each K, fit)}."""
+    return {" + ".join(switches) or "as written": k_scaling(spec.with_switches(*switches), M, N, Ks, reps)
+            for switches in switch_sets}
+

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tcgemm.table import Table
+
 KINDS = ("issue", "commit", "wait", "barrier", "compute")
 
 
@@ -150,6 +152,18 @@ def check_schedule(steps: list[Step], n_stages: int, k_tiles: int | None = None)
         raise ValueError(f"tiles {list(range(len(issued), expected))} never issued")
     if len(computed) != expected:
         raise ValueError(f"tiles {list(range(len(computed), expected))} never computed")
+
+
+def verdict_table(cases: dict[str, list[Step]], n_stages: int, k_tiles: int) -> Table:
+    """check_schedule's verdict on each named schedule: accepted, or REJECTED with its reason."""
+    rows = []
+    for name, steps in cases.items():
+        try:
+            check_schedule(steps, n_stages, k_tiles)
+            rows.append([name, "accepted", ""])
+        except ValueError as err:
+            rows.append([name, "REJECTED", str(err)])
+    return Table(["Case", "Verdict", "Reason"], rows)
 
 
 def ring_state(n_stages: int, k_tiles: int, iteration: int) -> list[tuple[int | None, str]]:

@@ -21,12 +21,14 @@ import re
 import numpy as np
 
 from tcgemm.smem import banks
+from tcgemm.source import copies_with_cp_async
 
 # The presets come from the kernels: Kernel 2.0's tiles are 32 fp16 wide (BK = 32).
 ACCESSES = {
     "ldmatrix-x4-A": "ldmatrix.x4 of a 16x16 A tile (Kernel 2.0)",
     "ldmatrix-x2-B": "ldmatrix.x2 of an 8x16 B tile (Kernel 2.0)",
-    "store-16": "16-byte stores (cp.async): lane t to row t/4, chunk t%4",
+    "store-16": f"16-byte stores ({'cp.async' if copies_with_cp_async('k2.0') else 'STS.128'}): "
+                "lane t to row t/4, chunk t%4",
     "strided-4": "4 bytes per lane, lane i at the start of row i",
     "strided-8": "8 bytes per lane, lane i at the start of row i",
     "strided-16": "16 bytes per lane, lane i at the start of row i",

@@ -23,6 +23,8 @@ from typing import Callable
 
 import numpy as np
 
+from tcgemm.table import Table
+
 BANKS = 32
 BANK_BYTES = 4
 WARP = 32
@@ -160,6 +162,13 @@ def analyze(access: Access) -> Report:
     ideal = sum(1 for r in reports if r.lanes.size)
     ways = max((r.wavefronts for r in reports), default=0)
     return Report(reports, wavefronts, ideal, wavefronts - ideal, ways)
+
+
+def analysis_table(cases: dict[str, Access]) -> Table:
+    """``analyze`` of each named access as a Table: phases, wavefronts, the ideal, conflicts, ways."""
+    reports = {name: analyze(access) for name, access in cases.items()}
+    return Table(["Access", "Phases", "Wavefronts", "Ideal", "Conflicts", "Ways"],
+                 [[name, len(r.phases), r.wavefronts, r.ideal, r.conflicts, r.ways] for name, r in reports.items()])
 
 
 # ---------------------------------------------------------------------------------------------

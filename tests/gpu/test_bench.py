@@ -70,3 +70,25 @@ def test_time_spec_uses_the_kernels_input_dtype(monkeypatch):
     monkeypatch.setattr(bench, "launch", checked_launch)
     assert bench.time_spec(kernel_spec("s1"), 256, 256, 256, reps=3).median > 0
     assert set(seen) == {(np.dtype("float32"), np.dtype("float32"))}
+
+
+def test_accumulation_errors_grow_with_k_in_fp16_only():
+    from tcgemm.gpu.bench import accumulation_errors
+    table = accumulation_errors(Ks=(256, 16384))
+    assert table.column("K") == [256, 16384]
+    fp16, fp32 = table.column("fp16 accumulate (HGEMM)"), table.column("fp32 accumulate (Kernel 1.1)")
+    assert fp16[1] > fp16[0] and all(e16 > 10 * e32 for e16, e32 in zip(fp16, fp32))
+    assert table.caption.startswith("Relative Frobenius error of 256 × 256 × K")
+
+
+
+def test_switch_scaling_fits_each_switch_set():
+    from tcgemm.gpu.bench import switch_scaling
+    from tcgemm.gpu.gemm import for_this_gpu
+    spec = for_this_gpu(GEMM_KERNELS["k4.4"])
+    scaling = switch_scaling(spec, [(), ("SKIP_SYNC",)], 1024, 1024, Ks=(1024, 4096), reps=3)
+    assert list(scaling) == ["as written", "SKIP_SYNC"]
+    for times, fit in scaling.values():
+        assert len(times) == 2 and times[1] > times[0] and fit.loop_tflops > 0
+    with pytest.raises(ValueError, match="no switch"):
+        switch_scaling(spec, [("NOT_A_SWITCH",)], 1024, 1024, Ks=(1024, 4096))
