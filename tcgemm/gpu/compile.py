@@ -4,10 +4,16 @@ NVRTC and the CUDA headers come from pip (the CUDA 13 or the CUDA 12 set): CuPy 
 through cuda-pathfinder, and we pass the include folders of the same CUDA major with -I, so no
 system CUDA toolkit is needed. Modules are cached in memory here and on disk by CuPy; the disk cache key
 covers the source text and the options, so the options carry a hash of the shared headers too.
+
+A launch must not pay for any of this: the kernel function is looked up once per source, entry,
+defines and architecture, and again only when the modification times of the source or of a shared
+header change (a reader editing a kernel in JupyterLab gets it recompiled), so a call costs two stat()s.
 """
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 from functools import lru_cache
 
 from tcgemm import KERNEL_DIR
@@ -16,9 +22,14 @@ from tcgemm.gpu.device import require_gpu
 from tcgemm.gpu.nvrtc_offline import nvrtc_options, toolkit
 
 
+@lru_cache(maxsize=None)
+def _header_paths() -> tuple:
+    return tuple(sorted(KERNEL_DIR.glob("*.cuh")))
+
+
 def _headers_digest() -> str:
     h = hashlib.sha256()
-    for path in sorted(KERNEL_DIR.glob("*.cuh")):
+    for path in _header_paths():
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
@@ -32,12 +43,43 @@ def _source(name: str) -> str:
     return path.read_text()
 
 
+@lru_cache(maxsize=None)
+def _watched(name: str) -> tuple:
+    return (str(KERNEL_DIR / name), *map(str, _header_paths()))
+
+
+def source_versions(name: str) -> tuple:
+    """Modification times of kernels/<name> and of the shared headers: a new value means recompile."""
+    try:
+        return tuple(os.stat(path).st_mtime_ns for path in _watched(name))
+    except FileNotFoundError:
+        _source(name)   # raises the error that lists the kernels
+        raise
+
+
+_ARCH_BY_DEVICE: dict[int, str] = {}
+
+
+def current_arch() -> str:
+    """sm_XY of the current device: asked of CuPy once per device, then a dictionary lookup."""
+    cupy = sys.modules.get("cupy")
+    arch = cupy and _ARCH_BY_DEVICE.get(cupy.cuda.runtime.getDevice())
+    if arch:
+        return arch
+    cupy = require_gpu()
+    arch = f"sm_{cupy.cuda.Device().compute_capability}"
+    _ARCH_BY_DEVICE[cupy.cuda.runtime.getDevice()] = arch
+    return arch
+
+
 def load_module(name: str, defines: tuple[tuple[str, int], ...] = ()):
     """The compiled cupy.RawModule of kernels/<name> (with -D`defines`) for this GPU's architecture."""
-    cupy = require_gpu()
-    code = _source(name)
-    arch = f"sm_{cupy.cuda.Device().compute_capability}"
-    return _compile(name, code, _headers_digest(), arch, tuple(defines))
+    return _module(name, tuple(defines), current_arch(), source_versions(name))
+
+
+@lru_cache(maxsize=None)
+def _module(name: str, defines: tuple, arch: str, versions: tuple):
+    return _compile(name, _source(name), _headers_digest(), arch, defines)
 
 
 @lru_cache(maxsize=None)
@@ -63,7 +105,13 @@ def _compile(name: str, code: str, headers_digest: str, arch: str, defines: tupl
 
 
 def get_function(source: str, entry: str, defines: tuple[tuple[str, int], ...] = ()):
-    module = load_module(source, defines)
+    """The kernel `entry` of kernels/<source>, compiled for this GPU (looked up once, see above)."""
+    return _function(source, entry, tuple(defines), current_arch(), source_versions(source))
+
+
+@lru_cache(maxsize=None)
+def _function(source: str, entry: str, defines: tuple, arch: str, versions: tuple):
+    module = _module(source, defines, arch, versions)
     try:
         return module.get_function(entry)
     except Exception as exc:

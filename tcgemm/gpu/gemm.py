@@ -1,12 +1,14 @@
 """Launch wrappers of the book's GEMM kernels: check the operands, then launch."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from tcgemm.catalog import GEMM_KERNELS, GemmKernel
 from tcgemm.errors import OperandError
 from tcgemm.validate import check_gemm_operands
-from tcgemm.gpu.compile import get_function
+from tcgemm.gpu.compile import current_arch, get_function, source_versions
 from tcgemm.gpu.device import device_info, require_gpu
 
 
@@ -49,7 +51,13 @@ def gemm(key: str, A, B, spec: GemmKernel | None = None):
 
 
 def kernel_function(spec: GemmKernel):
-    """The compiled kernel of this configuration, allowed its dynamic shared memory."""
+    """The compiled kernel of this configuration, allowed its dynamic shared memory (both done once
+    per configuration, GPU and version of the source: see tcgemm.gpu.compile)."""
+    return _kernel_function(spec, current_arch(), source_versions(spec.source))
+
+
+@lru_cache(maxsize=None)
+def _kernel_function(spec: GemmKernel, arch: str, versions: tuple):
     fn = get_function(spec.source, spec.entry, spec.defines)
     if spec.smem_bytes > 48 * 1024 and fn.max_dynamic_shared_size_bytes < spec.smem_bytes:
         fn.max_dynamic_shared_size_bytes = spec.smem_bytes
