@@ -1,5 +1,9 @@
 // Kernel 1.0: one mma.m16n8k16 per warp per K step, fragments gathered element by element.
 // Block: 16 x 16 threads = 8 warps as 2 (M) x 4 (N); each warp owns one 16 x 8 tile of C.
+// The copy loops have a trip count the compiler knows (BM * BK / THREADS = 2), so it unrolls them and
+// issues all four global loads of a thread before the first shared store. Written as
+// `for (i = tid; i < BM * BK; i += THREADS)` the count depends on tid, the loop stays a loop, and each
+// load waits for the store before it (book/mma_fragments.ipynb shows the SASS of both forms).
 #include "ptx.cuh"
 
 constexpr int BM = 32;          // block tile
@@ -29,10 +33,14 @@ extern "C" __global__ void naive_mma(const __half *A, const __half *B, float *C,
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
 
     for (int k0 = 0; k0 < K; k0 += BK) {
-        for (int i = tid; i < BM * BK; i += THREADS)
+        for (int r = 0; r < BM * BK / THREADS; ++r) {
+            const int i = tid + r * THREADS;
             As[i / BK][i % BK] = A[(block_m + i / BK) * K + k0 + i % BK];
-        for (int i = tid; i < BN * BK; i += THREADS)
+        }
+        for (int r = 0; r < BN * BK / THREADS; ++r) {
+            const int i = tid + r * THREADS;
             Bs[i / BK][i % BK] = B[(block_n + i / BK) * K + k0 + i % BK];
+        }
         __syncthreads();
 
         __half a_elem[8];

@@ -1,6 +1,6 @@
 // Kernel 1.1: Kernel 1.0 with 2 x 2 warp tiling: each warp owns a 32 x 16 tile of C, i.e. 2 x 2
 // mma tiles, so every A fragment serves 2 mma and so does every B fragment.
-// Block: 16 x 16 threads = 8 warps as 2 (M) x 4 (N).
+// Block: 16 x 16 threads = 8 warps as 2 (M) x 4 (N). Copy loops as in Kernel 1.0.
 #include "ptx.cuh"
 
 constexpr int BM = 64;          // block tile
@@ -34,10 +34,14 @@ extern "C" __global__ void warp_tile_2x2(const __half *A, const __half *B, float
     float acc[TILES_M][TILES_N][4] = {};
 
     for (int k0 = 0; k0 < K; k0 += BK) {
-        for (int i = tid; i < BM * BK; i += THREADS)
+        for (int r = 0; r < BM * BK / THREADS; ++r) {
+            const int i = tid + r * THREADS;
             As[i / BK][i % BK] = A[(block_m + i / BK) * K + k0 + i % BK];
-        for (int i = tid; i < BN * BK; i += THREADS)
+        }
+        for (int r = 0; r < BN * BK / THREADS; ++r) {
+            const int i = tid + r * THREADS;
             Bs[i / BK][i % BK] = B[(block_n + i / BK) * K + k0 + i % BK];
+        }
         __syncthreads();
 
         unsigned a[TILES_M][4], b[TILES_N][2];

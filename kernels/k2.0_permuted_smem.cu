@@ -1,5 +1,7 @@
 // Kernel 2.0: Kernel 1.1 with 16-byte vector loads from global memory, a permuted (XOR-swizzled)
 // shared memory layout, and fragments loaded with ldmatrix. The K slice per step grows to 32.
+// C is stored 8 bytes at a time: registers 2h and 2h + 1 of an accumulator fragment are adjacent
+// columns of one row, so one float2 store writes both (a warp's store covers 8 rows x 32 bytes).
 // Block: 16 x 16 threads = 8 warps as 2 (M) x 4 (N); each warp owns a 32 x 16 tile of C.
 #include "ptx.cuh"
 
@@ -93,9 +95,10 @@ extern "C" __global__ void permuted_smem(const __half *A, const __half *B, float
 
     for (int tm = 0; tm < TILES_M; ++tm)
         for (int tn = 0; tn < TILES_N; ++tn)
-            for (int i = 0; i < 4; ++i) {
-                const int row = tm * MMA_M + group + 8 * (i / 2);
-                const int col = tn * MMA_N + 2 * tig + (i % 2);
-                C[(block_m + warp_m + row) * N + block_n + warp_n + col] = acc[tm][tn][i];
+            for (int h = 0; h < 2; ++h) {
+                const int row = tm * MMA_M + group + 8 * h;
+                const int col = tn * MMA_N + 2 * tig;
+                *reinterpret_cast<float2 *>(&C[(block_m + warp_m + row) * N + block_n + warp_n + col]) =
+                    make_float2(acc[tm][tn][2 * h], acc[tm][tn][2 * h + 1]);
             }
 }

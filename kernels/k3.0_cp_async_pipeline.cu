@@ -2,10 +2,12 @@
 // compute on one stage of shared memory, the copies of the next N_STAGES - 1 K tiles are in flight.
 // Block: 16 x 16 threads = 8 warps as 2 (M) x 4 (N); each warp owns a 32 x 16 tile of C.
 // K may be any multiple of BK: copies past the last tile are not issued, their groups stay empty.
+// The copies of the next tile are issued after the ldmatrix loads of this one, just before the mma:
+// the loads, which the mma wait for, go first into the memory pipeline.
 #include "ptx.cuh"
 
 #ifndef N_STAGES
-#define N_STAGES 3
+#define N_STAGES 4
 #endif
 static_assert(N_STAGES >= 2, "a ring buffer needs at least two stages");
 
@@ -88,7 +90,6 @@ extern "C" __global__ void cp_async_pipeline(const __half *A, const __half *B, f
         // thread's copies, and also means every warp is done with stage (kt - 1) % N_STAGES.
         cp_async_wait<N_STAGES - 2>();
         __syncthreads();
-        load_tile(kt + N_STAGES - 1);   // into stage (kt - 1) % N_STAGES, now free
 
         const uint4 *as = &As[(kt % N_STAGES) * STAGE];
         const uint4 *bs = &Bs[(kt % N_STAGES) * STAGE];
@@ -103,6 +104,7 @@ extern "C" __global__ void cp_async_pipeline(const __half *A, const __half *B, f
                                                                    chunk + b_chunk)]));
         }
 
+        load_tile(kt + N_STAGES - 1);   // into stage (kt - 1) % N_STAGES, now free
         for (int tm = 0; tm < TILES_M; ++tm)
             for (int tn = 0; tn < TILES_N; ++tn)
                 for (int ks = 0; ks < K_STEPS; ++ks)
@@ -112,9 +114,10 @@ extern "C" __global__ void cp_async_pipeline(const __half *A, const __half *B, f
 
     for (int tm = 0; tm < TILES_M; ++tm)
         for (int tn = 0; tn < TILES_N; ++tn)
-            for (int i = 0; i < 4; ++i) {
-                const int row = tm * MMA_M + group + 8 * (i / 2);
-                const int col = tn * MMA_N + 2 * tig + (i % 2);
-                C[(block_m + warp_m + row) * N + block_n + warp_n + col] = acc[tm][tn][i];
+            for (int h = 0; h < 2; ++h) {
+                const int row = tm * MMA_M + group + 8 * h;
+                const int col = tn * MMA_N + 2 * tig;
+                *reinterpret_cast<float2 *>(&C[(block_m + warp_m + row) * N + block_n + warp_n + col]) =
+                    make_float2(acc[tm][tn][2 * h], acc[tm][tn][2 * h + 1]);
             }
 }

@@ -133,9 +133,10 @@ large_warp_tiles(const __half *A, const __half *B, float *C, int M, int N, int K
 
     for (int tm = 0; tm < TILES_M; ++tm)
         for (int tn = 0; tn < TILES_N; ++tn)
-            for (int i = 0; i < 4; ++i) {
-                const int row = tm * MMA_M + group + 8 * (i / 2);
-                const int col = tn * MMA_N + 2 * tig + (i % 2);
-                C[(block_m + warp_m + row) * N + block_n + warp_n + col] = acc[tm][tn][i];
+            for (int h = 0; h < 2; ++h) {
+                const int row = tm * MMA_M + group + 8 * h;
+                const int col = tn * MMA_N + 2 * tig;
+                *reinterpret_cast<float2 *>(&C[(block_m + warp_m + row) * N + block_n + warp_n + col]) =
+                    make_float2(acc[tm][tn][2 * h], acc[tm][tn][2 * h + 1]);
             }
 }

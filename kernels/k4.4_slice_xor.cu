@@ -2,7 +2,7 @@
 // per lane) of each row, and the permutation XORs the chunk with bits of the row only, so the byte
 // address of slice ks is slice 0's with ks XOR-ed into bits 5 and up: address(ks) = address(0) ^ (ks << 5).
 // Tile tm is a fixed offset on top. Per slice that is one XOR and one add per operand, where
-// Kernel 4.3 computes permuted_chunk for every ldmatrix. C is stored as in 4.3 (float2).
+// Kernel 4.3 computes permuted_chunk for every ldmatrix. C is stored in float2 pairs, as in every kernel since 2.0.
 // SKIP_COPIES=1 / SKIP_SYNC=1 remove the copies / the wait and barrier from the main loop: the result
 // is then wrong, they exist only to measure what the copies and barriers cost.
 // Block: 256 threads = 8 warps as 2 (M) x 4 (N). K may be any multiple of BK.

@@ -46,6 +46,10 @@ class GemmKernel:
     in_dtype: str = "float16"    # A and B; their memory orders follow from it (OPERAND_ORDERS)
     switches: tuple[tuple[str, str], ...] = ()   # (macro, what setting it to 1 does)
     on: tuple[str, ...] = ()     # the switches set to 1 in this variant
+    warps: tuple[int, int] = ()  # warps along M and N, compiled in with the tile (-DBM -DBN -DWARPS_M
+                                 # -DWARPS_N) by kernels whose tile is a macro (Kernel 4.6); () otherwise
+    splits: int = 1              # blocks along K (gridDim.z) whose partial C are added by reduce_splits
+    planned: bool = False        # the launcher picks tile and splits per problem (tcgemm.plan)
 
     @property
     def source(self) -> str:
@@ -61,7 +65,7 @@ class GemmKernel:
         return OPERAND_ORDERS[self.in_dtype][1]
 
     def grid(self, M: int, N: int) -> tuple[int, int, int]:
-        return (-(-N // self.tile_n), -(-M // self.tile_m), 1)
+        return (-(-N // self.tile_n), -(-M // self.tile_m), self.splits)
 
     @property
     def flop_per_global_byte(self) -> float:
@@ -78,8 +82,20 @@ class GemmKernel:
     @property
     def defines(self) -> tuple[tuple[str, int], ...]:
         """The -D macros this variant is compiled with."""
-        return ((("BK", self.tile_k),) if self.dynamic_smem else ()) + \
+        tile = (("BM", self.tile_m), ("BN", self.tile_n), ("WARPS_M", self.warps[0]),
+                ("WARPS_N", self.warps[1])) if self.warps else ()
+        return tile + ((("BK", self.tile_k),) if self.dynamic_smem else ()) + \
                ((("N_STAGES", self.stages),) if self.stages else ()) + tuple((name, 1) for name in self.on)
+
+    def with_tile(self, tile, splits: int = 1) -> "GemmKernel":
+        """This kernel compiled for a tcgemm.plan.TileConfig, with K split `splits` ways."""
+        if not self.warps:
+            raise ValueError(f"{self.title} fixes its tile in its source")
+        if splits < 1:
+            raise ValueError(f"splits must be at least 1, got {splits}")
+        return replace(self, tile_m=tile.bm, tile_n=tile.bn, tile_k=tile.bk, stages=tile.stages,
+                       block=(tile.threads, 1, 1), warps=(tile.warps_m, tile.warps_n), splits=splits,
+                       planned=False)
 
     def with_switches(self, *names: str) -> "GemmKernel":
         known = [name for name, _ in self.switches]
@@ -113,8 +129,12 @@ class GemmKernel:
     @property
     def variant(self) -> str:
         """A short name of the configuration, e.g. 'BK=64, 4 stages'."""
-        parts = ([f"BK={self.tile_k}"] if self.dynamic_smem else []) + \
-                ([f"{self.stages} stages"] if self.stages else []) + list(self.on)
+        if self.planned:
+            return "tile planned per problem"
+        parts = ([f"{self.tile_m}x{self.tile_n}"] if self.warps else []) + \
+                ([f"BK={self.tile_k}"] if self.dynamic_smem else []) + \
+                ([f"{self.stages} stages"] if self.stages else []) + \
+                ([f"K split {self.splits} ways"] if self.splits > 1 else []) + list(self.on)
         return ", ".join(parts)
 
     @property
@@ -167,72 +187,72 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
         GemmKernel(
             key="k2.0", title="Kernel 2.0: permuted shared memory",
             entry="permuted_smem", block=(16, 16, 1), tile_m=64, tile_n=64, tile_k=32,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDG.E.128", "STS.128"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDG.E.128", "STS.128", "STG.E.64"),
         ),
         GemmKernel(
             key="k2.1", title="Kernel 2.1: permuted shared memory, fragments loaded once",
             entry="permuted_smem_a_once", block=(16, 16, 1),
             tile_m=64, tile_n=64, tile_k=32,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDG.E.128", "STS.128"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDG.E.128", "STS.128", "STG.E.64"),
         ),
         GemmKernel(
             key="k3.0", title="Kernel 3.0: N-stage cp.async pipeline",
-            entry="cp_async_pipeline", block=(16, 16, 1), tile_m=64, tile_n=64, tile_k=32, stages=3,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "LDGDEPBAR", "DEPBAR.LE"),
+            entry="cp_async_pipeline", block=(16, 16, 1), tile_m=64, tile_n=64, tile_k=32, stages=4,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "LDGDEPBAR", "DEPBAR.LE", "STG.E.64"),
         ),
         GemmKernel(
             key="k3.1", title="Kernel 3.1: N-stage pipeline + 4x tiling",
             entry="pipeline_4x_tiles", block=(16, 16, 1), tile_m=128, tile_n=128, tile_k=32, stages=3,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
             key="k3.2", title="Kernel 3.2: fragments one k16 slice at a time",
             entry="fragments_per_slice", block=(16, 16, 1), tile_m=128, tile_n=128, tile_k=32, stages=3,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDGSTS.E.BYPASS"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDSM.16.M88.2", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
             key="k3.3", title="Kernel 3.3: B fragments in pairs (ldmatrix.x4)",
             entry="ldmatrix_b_pairs", block=(16, 16, 1), tile_m=128, tile_n=128, tile_k=32, stages=3,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
             key="k3.4", title="Kernel 3.4: 1-D block with launch bounds",
             entry="flat_block", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=32, stages=3,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
             key="k3.5", title="Kernel 3.5: stages in dynamic shared memory",
             entry="dynamic_smem", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=32, stages=4,
             dynamic_smem=True, configs=MID_TILE_CONFIGS,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
             key="k3.6", title="Kernel 3.6: one copy address per operand",
             entry="copy_offsets", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=32, stages=4,
             dynamic_smem=True, configs=MID_TILE_CONFIGS,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
             key="k4.0", title="Kernel 4.0: 64 x 64 warp tiles, 128 x 256 blocks",
             entry="large_warp_tiles", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
             key="k4.1", title="Kernel 4.1: fragments double-buffered in registers",
             entry="fragment_double_buffer", block=(256, 1, 1),
             tile_m=128, tile_n=256, tile_k=32, stages=4, dynamic_smem=True, configs=BIG_TILE_CONFIGS,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
             key="k4.2", title="Kernel 4.2: L2-friendly block order",
             entry="l2_block_order", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
-            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS"),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
-            key="k4.3", title="Kernel 4.3: 8-byte stores of C",
-            entry="vector_stores", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            key="k4.3", title="Kernel 4.3: C staged through shared memory (a switch)",
+            entry="staged_c", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
             switches=(("STAGE_C", "C through shared memory, stored as whole rows with 16-byte stores"),),
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
@@ -252,6 +272,12 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
+            key="k4.6", title="Kernel 4.6: a tile plan per problem",
+            entry="tile_plans", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS, any_shape=True, warps=(2, 4), planned=True,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
+        ),
+        GemmKernel(
             key="s1", title="Kernel S1: Maxas SGEMM, 64 threads, 64 x 64 tile",
             entry="sgemm_64", block=(64, 1, 1), tile_m=64, tile_n=64, tile_k=8, in_dtype="float32",
             sass=("FFMA", "LDS.128", "LDG.E.128", "STS.128", "STG.E.128"),
@@ -266,6 +292,76 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             entry="sgemm_cp_async", block=(256, 1, 1), tile_m=128, tile_n=128, tile_k=8, in_dtype="float32",
             sass=("FFMA", "LDS.128", "LDGSTS.E.BYPASS.128", "STS.128", "STG.E.128"),
         ),
+    )
+}
+
+
+# The WMMA kernels (book/wmma.ipynb): D = alpha * A @ B + beta * C on 16 x 16 x 16 wmma tiles, one warp
+# per tile of D. A and B may each be row- ("C") or column-major ("F"): the memory order is the layout
+# parameter of the fragment type, compiled in with -DA_COL_MAJOR / -DB_COL_MAJOR. Keyed by the case as
+# BLAS names it for row-major arrays: "A^T B" is At.T @ B for a row-major (K, M) At, i.e. a column-major A.
+WMMA_CASES: dict[str, tuple[str, str]] = {
+    "A B": ("C", "C"), "A^T B": ("F", "C"), "A B^T": ("C", "F"), "A^T B^T": ("F", "F"),
+}
+# The memory orders in which each lane's pairs (fp16) or quads (int8) along K are contiguous, as
+# mma.sync .row.col reads them: A row-major, B column-major.
+MMA_ORDERS = ("C", "F")
+
+
+@dataclass(frozen=True)
+class WmmaKernel:
+    key: str                 # its one name: file kernels/<key>_<entry>.cu
+    title: str
+    entry: str
+    in_dtype: str            # A and B
+    out_dtype: str           # C, D and the accumulator
+    sass: tuple[str, ...]            # in the SASS of every case
+    repack_sass: tuple[str, ...]     # in the SASS of a case whose A or B is not in MMA_ORDERS, and only there
+                                     # (the rearranging of what was loaded: MOVM, byte loads, ldmatrix.trans)
+    warps: tuple[int, int] = (4, 2)  # warps of a block along M and N
+    tile: int = 16                   # M, N and K must be multiples of this
+
+    @property
+    def source(self) -> str:
+        return f"{self.key}_{self.entry}.cu"
+
+    # What tcgemm.validate.check_gemm_shape reads: M, N and K multiples of the one tile size.
+    tile_m = tile_n = tile_k = property(lambda self: self.tile)
+    any_shape = False
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return (32 * self.warps[0] * self.warps[1], 1, 1)
+
+    def grid(self, M: int, N: int) -> tuple[int, int, int]:
+        wm, wn = self.warps
+        return (-(-N // (self.tile * wn)), -(-M // (self.tile * wm)), 1)
+
+    @staticmethod
+    def defines(a_order: str, b_order: str) -> tuple[tuple[str, int], ...]:
+        for name, order in (("A", a_order), ("B", b_order)):
+            if order not in ("C", "F"):
+                raise ValueError(f"{name}'s memory order must be 'C' (row-major) or 'F' (column-major), got {order!r}")
+        return (("A_COL_MAJOR", int(a_order == "F")), ("B_COL_MAJOR", int(b_order == "F")))
+
+    def claims(self, a_order: str, b_order: str) -> tuple[str, ...]:
+        """The instructions the book claims for the case with these memory orders."""
+        native = (a_order, b_order) == MMA_ORDERS
+        return self.sass + (() if native else self.repack_sass)
+
+
+WMMA_KERNELS: dict[str, WmmaKernel] = {
+    k.key: k
+    for k in (
+        WmmaKernel(key="w1.0", title="Kernel W1.0: WMMA, fp16 in, fp32 accumulate (HMMA)", entry="wmma_hmma",
+                   in_dtype="float16", out_dtype="float32",
+                   sass=("HMMA.16816.F32", "STG.E.64"), repack_sass=("MOVM.16.MT88",)),
+        WmmaKernel(key="w1.1", title="Kernel W1.1: WMMA, int8 in, int32 accumulate (IMMA)", entry="wmma_imma",
+                   in_dtype="int8", out_dtype="int32",
+                   sass=("IMMA.16816.S8.S8", "STG.E.64"), repack_sass=("LDG.E.U8", "PRMT")),
+        WmmaKernel(key="w1.2", title="Kernel W1.2: WMMA from shared memory (HMMA)", entry="wmma_smem",
+                   in_dtype="float16", out_dtype="float32",
+                   sass=("HMMA.16816.F32", "LDSM.16.", "LDG.E.128", "STS.128"), repack_sass=("LDSM.16.MT88.4",)),
     )
 }
 
@@ -291,6 +387,12 @@ PROBES: dict[str, ProbeKernel] = {
         entries=("ffma_ceiling",),
         sass=("FFMA",),
     ),
+    "wmma": ProbeKernel(
+        key="wmma",
+        entries=tuple(f"probe_wmma_{t}_{use}" for t in ("f16", "s8")
+                      for use in ("a_row", "a_col", "b_row", "b_col")) + ("probe_wmma_f32_acc", "probe_wmma_s32_acc"),
+        sass=("MOVM.16.MT88", "LDG.E.U8"),
+    ),
     "ldmatrix": ProbeKernel(
         key="ldmatrix",
         entries=("probe_ldmatrix_x1", "probe_ldmatrix_x2", "probe_ldmatrix_x4",
@@ -302,8 +404,18 @@ PROBES: dict[str, ProbeKernel] = {
 
 def all_sources() -> list[str]:
     """Every .cu file the catalog knows, in teaching order."""
-    names = [k.source for k in GEMM_KERNELS.values()] + [p.source for p in PROBES.values()]
+    names = [k.source for k in GEMM_KERNELS.values()] + [w.source for w in WMMA_KERNELS.values()] + \
+        [p.source for p in PROBES.values()]
     return list(dict.fromkeys(names))
+
+
+def sass_claims() -> dict[str, tuple[str, ...]]:
+    """The instructions the book claims for each source compiled as defines_for compiles it: the WMMA
+    kernels without defines, i.e. for the case "A B" (A and B row-major)."""
+    claims = {k.source: k.sass for k in GEMM_KERNELS.values()}
+    claims.update({p.source: p.sass for p in PROBES.values()})
+    claims.update({w.source: w.claims(*WMMA_CASES["A B"]) for w in WMMA_KERNELS.values()})
+    return claims
 
 
 def configured(key: str, arch: str | None = None) -> GemmKernel:

@@ -64,3 +64,40 @@ def compare(out, ref, precision: str = "float32") -> Check:
         worst = np.unravel_index(int(np.abs(diff).argmax()), diff.shape)
         reasons.append(f"worst element at {tuple(int(i) for i in worst)}")
     return Check(not reasons, rel_fro, rel_max, tol_fro, tol_max, 0, "; ".join(reasons))
+
+
+INT16_MAX = 2**15 - 1
+
+
+@dataclass(frozen=True)
+class ExactCheck:
+    """An integer result compared bit for bit with an exact reference."""
+    passed: bool
+    mismatches: int
+    size: int
+    max_abs_ref: int
+    reason: str
+
+    def __str__(self) -> str:
+        if not self.passed:
+            return f"FAIL: {self.reason}"
+        beyond = ", beyond int16" if self.max_abs_ref > INT16_MAX else ""
+        return f"PASS: bit-exact, max |ref| {self.max_abs_ref:,}{beyond}"
+
+
+def compare_exact(out, ref) -> ExactCheck:
+    """Compare integer results element by element: any difference fails."""
+    out, ref = np.asarray(out), np.asarray(ref)
+    if out.shape != ref.shape:
+        raise ValueError(f"output shape {out.shape} differs from reference shape {ref.shape}")
+    if out.dtype != ref.dtype:
+        raise ValueError(f"output dtype {out.dtype} differs from reference dtype {ref.dtype}")
+    wrong = out != ref
+    mismatches = int(np.count_nonzero(wrong))
+    reason = ""
+    if mismatches:
+        first = tuple(int(i) for i in np.argwhere(wrong)[0])
+        reason = (f"{mismatches} of {out.size} elements differ; first at {first}: "
+                  f"{out[first]} instead of {ref[first]}")
+    biggest = int(np.abs(ref.astype(np.int64)).max()) if ref.size else 0
+    return ExactCheck(not mismatches, mismatches, int(out.size), biggest, reason)

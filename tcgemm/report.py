@@ -10,6 +10,7 @@ import numpy as np
 from tcgemm.catalog import configured
 from tcgemm.check import Check
 from tcgemm.hw import known_peaks, lower_bound_seconds, mma_count, tflops
+from tcgemm.plan import TILES, GpuShape, blocks_per_sm, estimate, plan
 from tcgemm.smem.kernel_smem import predict
 from tcgemm.table import Column, Table
 
@@ -186,13 +187,97 @@ def sweep_figure(rows: list[dict], title: str | None = None):
     return fig
 
 
+# The pipelines chapter's size sweep: square sizes, tall-skinny problems, and a small M (a batch of
+# tokens against a weight matrix), as tcgemm.gpu.bench.size_sweep takes them.
+SWEEP_SHAPES: dict[str, list[tuple[int, int, int]]] = {
+    "square": [(s, s, s) for s in (512, 1024, 2048, 3000, 4096, 6144, 8192)],
+    "tall-skinny": [(16384, 128, 4096), (16384, 256, 1024), (32768, 64, 2048), (8192, 520, 8192)],
+    "small M": [(1, 4096, 4096), (16, 4096, 4096), (77, 8192, 4096), (256, 12288, 4096)],
+}
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """A size sweep in two numbers: the geometric mean of the kernel's % of cuBLAS over the shapes
+    it ran, and its lowest % (with that shape's label)."""
+    geomean: float
+    lowest: float
+    lowest_label: str
+    shapes: int
+
+    def __str__(self) -> str:
+        return (f"geometric mean over {self.shapes} shapes: {self.geomean:.1f}% of cuBLAS; lowest "
+                f"{self.lowest:.1f}% at {self.lowest_label.replace('x', '×')}")
+
+
+def _sweep_percents(rows: list[dict]) -> list[tuple[float, str]]:
+    """(% of cuBLAS, label) of each shape of a sweep that the kernel ran."""
+    return [(100.0 * r["kernel_tflops"] / r["cublas_tflops"], r["label"]) for r in rows
+            if math.isfinite(r["kernel_tflops"]) and r["cublas_tflops"] > 0]
+
+
+def sweep_summary(rows: list[dict]) -> SweepSummary:
+    """Geometric mean and minimum of the kernel's % of cuBLAS over tcgemm.gpu.bench.size_sweep's rows
+    (skipped shapes left out). The geometric mean is the mean for ratios: 50% and 200% average to 100%."""
+    percents = _sweep_percents(rows)
+    if not percents:
+        raise ValueError("the sweep has no shape the kernel ran")
+    lowest, label = min(percents)
+    geomean = math.exp(sum(math.log(p) for p, _ in percents) / len(percents))
+    return SweepSummary(geomean, lowest, label, len(percents))
+
+
 def sweep_table(rows: list[dict], kernel: str = "Kernel") -> Table:
-    """tcgemm.gpu.bench.size_sweep's rows as a Table: both rates per shape, the kernel's as % of cuBLAS."""
+    """tcgemm.gpu.bench.size_sweep's rows as a Table: both rates per shape, the kernel's as % of cuBLAS,
+    and (in a note) their geometric mean and lowest value."""
     body = [[r["family"], r["label"].replace("x", "×"), r["kernel_tflops"], r["cublas_tflops"],
              percent(r["kernel_tflops"], r["cublas_tflops"]),
              "skipped" if r["skipped"] else "PASS" if r["passed"] else "FAIL"] for r in rows]
+    notes = [f"{kernel}: {sweep_summary(rows)}"] if _sweep_percents(rows) else []
     return Table([Column("Shapes"), Column("M×N×K", align="right"), Column(f"{kernel} TFLOP/s", ".1f"),
-                  Column("cuBLAS TFLOP/s", ".1f"), Column("% cuBLAS", ".1f"), Column("Check")], body)
+                  Column("cuBLAS TFLOP/s", ".1f"), Column("% cuBLAS", ".1f"), Column("Check")], body, notes=notes)
+
+
+def sweep_comparison_table(sweeps: dict[str, list[dict]]) -> Table:
+    """Several kernels' size sweeps over the same shapes ({kernel name: size_sweep rows}), side by side
+    as % of cuBLAS (each against the cuBLAS time of its own sweep); each one's summary in a note."""
+    names = list(sweeps)
+    shapes = [[(r["family"], r["label"]) for r in rows] for rows in sweeps.values()]
+    if not names or any(s != shapes[0] for s in shapes):
+        raise ValueError("compare sweeps of the same shapes, in the same order")
+    body = [[family, label.replace("x", "×"),
+             *(percent(sweeps[n][i]["kernel_tflops"], sweeps[n][i]["cublas_tflops"]) for n in names)]
+            for i, (family, label) in enumerate(shapes[0])]
+    columns = [Column("Shapes"), Column("M×N×K", align="right"), *(Column(f"{n}: % cuBLAS", ".1f") for n in names)]
+    return Table(columns, body, notes=[f"{n}: {sweep_summary(sweeps[n])}" for n in names])
+
+
+def tiles_table(gpu: GpuShape) -> Table:
+    """Kernel 4.6's tile configurations (tcgemm.plan.TILES) and how many blocks of each fit an SM of `gpu`."""
+    rows = [[t.name, f"{t.warps_m}×{t.warps_n}", t.bk, t.stages, t.threads, t.smem_bytes / 1024, t.regs,
+             blocks_per_sm(t, gpu), 100 * t.efficiency] for t in TILES]
+    return Table([Column("Tile"), Column("Warps"), Column("BK"), Column("Stages"), Column("Threads"),
+                  Column("Shared KB", ".0f"), Column("Registers"), Column("Blocks per SM"),
+                  Column("% of ceiling", ".0f")], rows,
+                 caption=f"Kernel 4.6's tile configurations on {gpu.name}",
+                 notes=["% of ceiling: the rate of the tile with every SM busy, as a share of the mma.sync "
+                        "ceiling, fitted to H100 measurements (tcgemm.plan)"])
+
+
+def plans_table(shapes, gpu: GpuShape) -> Table:
+    """tcgemm.plan.plan for each (M, N, K) on `gpu`: the tile and split chosen, its blocks, waves and
+    modelled time; and the waves and modelled time of the largest tile alone (Kernel 4.5's), unsplit."""
+    rows = []
+    for M, N, K in shapes:
+        chosen = plan(M, N, K, gpu).choice
+        alone = estimate(TILES[0], 1, M, N, K, gpu)
+        rows.append([size_label(M, N, K), chosen.tile.name, chosen.splits, chosen.tiles * chosen.splits,
+                     chosen.waves, chosen.bound, chosen.seconds * 1e6,
+                     *((alone.waves, alone.seconds * 1e6) if alone else (None, None))])
+    return Table([Column("M×N×K", align="right"), Column("Tile"), Column("Splits"), Column("Blocks"),
+                  Column("Waves", ".2f"), Column("Bound"), Column("Model µs", ".1f"),
+                  Column(f"{TILES[0].name} only: waves", ".2f"), Column(f"{TILES[0].name} only: µs", ".1f")], rows,
+                 caption=f"Kernel 4.6's plans on {gpu.name}, by tcgemm.plan's model (not measured)")
 
 
 def prediction_table(comparisons, caption: str = "") -> Table:

@@ -66,6 +66,16 @@ def opcode_counts(body: list[Instruction]) -> Counter:
     return Counter(i.opcode for i in body)
 
 
+def count_before(body: list[Instruction], counted: str, stop: str) -> int:
+    """How many instructions of `body` whose opcode starts with `counted` come before the first one
+    that starts with `stop`, in address order: count_before(loop, "LDG", "STS") is the number of global
+    loads a loop issues before its first shared store."""
+    for n, ins in enumerate(body):
+        if ins.opcode.startswith(stop):
+            return sum(i.opcode.startswith(counted) for i in body[:n])
+    raise ValueError(f"no {stop} in the {len(body)} instructions given")
+
+
 def reuse_flags(body: list[Instruction]) -> int:
     """How many operand slots carry a .reuse flag."""
     return sum(i.text.count(".reuse") for i in body)

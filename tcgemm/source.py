@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from tcgemm import KERNEL_DIR
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.catalog import GEMM_KERNELS, WMMA_KERNELS
 
 HEADER = "ptx.cuh"
 TEMPLATE = r"template\s*<[^>]*>\s*"     # a `template <...>` line before a function
@@ -44,8 +44,16 @@ class Listing:
                 f'</summary><pre style="overflow-x:auto;max-width:100%">{html.escape(self.text)}</pre></details>')
 
 
+def source_of(key: str) -> str:
+    """The file in kernels/ of a GEMM or WMMA kernel of tcgemm.catalog."""
+    spec = GEMM_KERNELS.get(key) or WMMA_KERNELS.get(key)
+    if spec is None:
+        raise KeyError(f"unknown kernel {key!r}; the kernels are: {', '.join([*GEMM_KERNELS, *WMMA_KERNELS])}")
+    return spec.source
+
+
 def kernel_text(key: str) -> str:
-    return (KERNEL_DIR / GEMM_KERNELS[key].source).read_text()
+    return (KERNEL_DIR / source_of(key)).read_text()
 
 
 def wrapper_text(name: str, header: str = HEADER) -> str:
@@ -78,9 +86,25 @@ def copies_with_cp_async(key: str) -> bool:
     return any(name.startswith("cp_async_16") for name in wrappers_used(key))
 
 
+# A copy loop with a trip count the compiler knows (Kernels 1.0 and 1.1): its header and index line.
+FIXED_COPY_LOOP = re.compile(r"for \(int r = 0; r < (\w+ \* \w+) / THREADS; \+\+r\) \{\n"
+                             r"\s*const int i = tid \+ r \* THREADS;\n")
+
+
+def strided_copy_loops(text: str) -> str:
+    """Kernel source `text` with every fixed-count copy loop, `for (int r = 0; r < BM * BK / THREADS; ++r)`
+    with `i = tid + r * THREADS`, written in the strided form `for (int i = tid; i < BM * BK; i += THREADS)`:
+    the same copies, but a trip count that depends on tid. For reading the SASS of both forms."""
+    out, found = FIXED_COPY_LOOP.subn(r"for (int i = tid; i < \1; i += THREADS) {\n", text)
+    if not found:
+        raise ValueError("no copy loop `for (int r = 0; r < X * Y / THREADS; ++r)` with "
+                         "`const int i = tid + r * THREADS;` in the source")
+    return out
+
+
 def show_kernel(key: str, with_wrappers: bool = True) -> Listing:
     """The kernel's source file and, with_wrappers, the header's functions it calls."""
-    path = f"kernels/{GEMM_KERNELS[key].source}"
+    path = f"kernels/{source_of(key)}"
     parts = [f"// ---- {path}", kernel_text(key).rstrip()]
     used = wrappers_used(key) if with_wrappers else []
     for name in used:
@@ -91,7 +115,7 @@ def show_kernel(key: str, with_wrappers: bool = True) -> Listing:
 
 def diff_kernels(old: str, new: str) -> Listing:
     """The unified diff of two kernels' sources, one line of context."""
-    a, b = f"kernels/{GEMM_KERNELS[old].source}", f"kernels/{GEMM_KERNELS[new].source}"
+    a, b = f"kernels/{source_of(old)}", f"kernels/{source_of(new)}"
     lines = list(difflib.unified_diff(kernel_text(old).splitlines(), kernel_text(new).splitlines(),
                                       fromfile=a, tofile=b, lineterm="", n=1))
     added = sum(line.startswith("+") and not line.startswith("+++") for line in lines)

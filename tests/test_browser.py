@@ -17,13 +17,17 @@ import json
 import os
 import shutil
 import subprocess
+import urllib.parse
 from pathlib import Path
 
 import pytest
 
 from tcgemm.fragments.layouts import ldmatrix_address_lane, ldmatrix_layout
-from tcgemm.smem.banks import analyze, ldmatrix_tile, row_major, xor_permuted
+from tcgemm.publish.notebook import recorded_on
+from tcgemm.smem import bank_cases
+from tcgemm.smem.banks import analyze, bank_of, ldmatrix_tile, row_major, xor_permuted
 from tcgemm.style import DISPLAY_COLUMN_PX
+from test_bank_cases import CHAPTER, recorded_explorer_state
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER_DIR = ROOT / "tests" / "browser"
@@ -39,6 +43,10 @@ EXPLORER_LAYOUTS = {
     "row-major": lambda: analyze(ldmatrix_tile(row_major(32, 2), num=4)),
     "xor": lambda: analyze(ldmatrix_tile(xor_permuted(), num=4)),
 }
+
+
+EXPLORER_POINT_AT = (3, 8)          # check_book.mjs's EXPLORER_POINT_AT
+EXPLORER_PRESET = "k1.1-fragment"  # check_book.mjs's EXPLORER_PRESET
 
 
 def summary_of(report) -> dict:
@@ -129,16 +137,126 @@ def test_every_page_runs_offline_without_errors(browser_report):
 
 @pytest.mark.slow
 def test_bank_explorer_counts_match_tcgemm_banks(browser_report):
-    explorer = browser_report["explorer"]
-    assert explorer["found"] and "reason" not in explorer, explorer.get("reason")
-    readings = explorer["readings"]
+    readings = explorer(browser_report)["readings"]
     assert {r["access"] for r in readings.values()} == {EXPLORER_ACCESS}, readings
     for layout, analysis in EXPLORER_LAYOUTS.items():
         shown = {key: readings[layout][key] for key in ("conflicts", "wavefronts", "ideal", "max-way")}
         assert shown == summary_of(analysis()), f"layout {layout!r}: {readings[layout]}"
+        assert shown_view(readings[layout]) == expected_view(bank_cases.settings(layout=layout), 0)
     default = readings["default"]
     if default["layout"] in EXPLORER_LAYOUTS:
         assert default == readings[default["layout"]], readings
+
+
+@pytest.mark.slow
+def test_bank_explorer_writes_each_layout_in_cute_notation(browser_report):
+    """"edit as CuTe" on the XOR layout: the same counts from the CuTe layout the explorer wrote."""
+    as_cute = explorer(browser_report)["asCute"]
+    equivalent = bank_cases.cute_equivalent(bank_cases.settings(layout="xor"))
+    assert (as_cute["layout"], as_cute["cute"], as_cute["cuteUnit"]) == ("cute", equivalent["cute"], equivalent["unit"])
+    assert shown_view(as_cute) == expected_view(bank_cases.settings(layout="cute", **equivalent), 0)
+    assert shown_view(as_cute)["outlined"] == shown_view(explorer(browser_report)["readings"]["xor"])["outlined"]
+
+
+def explorer(browser_report) -> dict:
+    found = browser_report["explorer"]
+    assert found["found"] and "reason" not in found, found.get("reason")
+    return found
+
+
+def link_settings(link: str) -> dict:
+    """The explorer settings (and phase) of a #bank-explorer: link, typed as bank_cases has them."""
+    values = dict(urllib.parse.parse_qsl(link, keep_blank_values=True))
+    phase = int(values.pop("phase"))
+    numbers = {k: int(v) for k, v in values.items() if isinstance(bank_cases.DEFAULTS[k], int)}
+    return {**bank_cases.settings(**{**values, **numbers}), "phase": phase}
+
+
+def expected_view(settings: dict, phase: int) -> dict:
+    """What the explorer must show for these settings at this phase, by tcgemm.smem."""
+    access = bank_cases.build_access(settings)
+    report = analyze(access)
+    lanes = [int(lane) for lane in report.phases[phase].lanes]
+    covered = bank_cases.lane_elements(settings)
+    return {**summary_of(report), "phase": phase,
+            "outlined": sorted({cell for lane in lanes for cell in covered[lane]}),
+            "labels": sorted((*covered[lane][0], str(lane)) for lane in lanes),
+            "cute": bank_cases.cute_equivalent(settings)}
+
+
+def shown_view(reading: dict) -> dict:
+    labels = {}
+    for row, col, text in reading["labels"]:  # a cell where two lanes start shows "a,b"
+        labels.update({(row, col, lane): None for lane in text.split(",")})
+    return {**{k: reading[k] for k in ("conflicts", "wavefronts", "ideal", "max-way", "phase")},
+            "outlined": sorted(map(tuple, reading["outlined"])), "labels": sorted(labels),
+            "cute": reading["cute"] and {"cute": reading["cute"], "unit": reading["cuteUnit"]}}
+
+
+@pytest.mark.slow
+def test_bank_explorer_steps_through_the_phases_as_tcgemm_banks_does(browser_report):
+    stepped = explorer(browser_report)["stepped"]
+    settings = bank_cases.settings(access=stepped["access"], layout=stepped["layout"])
+    assert stepped["phase"] == 1 and "lanes 8-15" in stepped["phaseLabel"], stepped["phaseLabel"]
+    assert shown_view(stepped) == expected_view(settings, 1)
+
+
+@pytest.mark.slow
+def test_bank_explorer_says_where_an_element_lives(browser_report):
+    found = explorer(browser_report)
+    pointed, settings = found["pointed"], bank_cases.settings(layout="row-major")
+    row, col = EXPLORER_POINT_AT
+    address = bank_cases.build_layout(settings)(row, col)
+    lanes = [(lane, p) for p, phase in enumerate(analyze(bank_cases.build_access(settings)).phases)
+             for lane in phase.lanes if (row, col) in bank_cases.lane_elements(settings)[int(lane)]]
+    assert (int(pointed["row"]), int(pointed["col"]), int(pointed["address"]), int(pointed["bank"])) == (
+        row, col, address, bank_of(address))
+    assert pointed["text"].endswith("accessed by " + ", ".join(f"lane {lane} in phase {p}" for lane, p in lanes))
+    assert found["hash"] == "#bank-explorer:access=ldmatrix-x4-A&layout=row-major&elem_bytes=2&row_elems=32&phase=1"
+
+
+@pytest.mark.slow
+def test_bank_explorer_links_restore_what_they_show(browser_report):
+    """Each link opened in a fresh page shows its settings' counts, phase, outlined elements, CuTe
+    form and the words of shared memory as tcgemm.smem computes them, on a phone too."""
+    links = explorer(browser_report)["links"]
+    assert len(links) == 3
+    for opened in links:
+        assert "error" not in opened, opened
+        settings = link_settings(opened["link"])
+        phase = settings.pop("phase")
+        shown = opened["shown"]
+        assert (shown["access"], shown["layout"], shown["error"]) == (settings["access"], settings["layout"], None)
+        assert shown_view(shown) == expected_view(settings, phase), opened["link"]
+        layout = bank_cases.build_layout(settings)
+        for address, row, col in shown["words"]:
+            assert layout(row, col) // 4 * 4 == address, (opened["link"], row, col)
+        for width, fits in opened["fits"].items():
+            assert not fits["pageScrolls"] and fits["explorerRight"] <= fits["viewport"], (width, fits)
+            assert fits["controlsOutside"] == [], (width, fits)
+            for box in fits["boxes"]:
+                assert box["content"] <= box["width"] + 1 or box["overflowX"] in ("auto", "scroll"), (width, box)
+    # Rows of 64 bytes or less are seen whole in the book's column.
+    for opened in links[:2]:
+        assert all(b["content"] <= b["width"] + 1 for b in opened["fits"]["desktop"]["boxes"]), opened["fits"]
+
+
+@pytest.mark.slow
+def test_bank_explorer_shows_what_nsight_compute_measured(browser_report):
+    """The kernel preset's table holds the counts the chapter recorded for that kernel (the ones its
+    ncu tables show: tests/test_bank_cases.py), and names the recording's GPU."""
+    shown = explorer(browser_report)["preset"]
+    preset = bank_cases.PRESETS[EXPLORER_PRESET]
+    assert shown["preset"] == EXPLORER_PRESET
+    assert shown_view(shown) == expected_view(preset["settings"], 0)
+    measured = recorded_explorer_state(json.loads(CHAPTER.read_text(encoding="utf-8"))).get("measured")
+    if not measured:
+        assert shown["measured"] == [] and "no Nsight Compute counts" in shown["measuredText"]
+        return
+    counts = measured["kernels"][preset["kernel"]]
+    assert shown["measured"] == [[c, counts[c]["measured"]] for c in bank_cases.MEASURED_COUNTERS[preset["op"]]
+                                 if c in counts and counts[c]["measured"] is not None]
+    assert recorded_on(CHAPTER)["device"] in shown["measuredText"]
 
 
 @pytest.mark.slow
@@ -211,8 +329,9 @@ def test_widget_and_table_text_contrast_passes_wcag_aa_in_both_modes(browser_rep
 
 
 # A made-up page with one of each problem (and a harmless twin of each): the theme's mode switch
-# mimicked, a 688 px column, three outputs too wide (one a <pre> in a <details> that does not scroll;
-# a listing beside it that scrolls in its box fits), two progress lines, a figure shown at 30%, widget
+# mimicked, a 688 px column, four outputs too wide (one a <pre> in a <details> that does not scroll;
+# a listing beside it that scrolls in its box fits; one in a widget, beside a grid that scrolls in
+# its box), two progress lines, a figure shown at 30%, widget
 # and table text that fails in dark mode only, faded text that fails in both, and a disabled button
 # (exempt).
 PROBLEM_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
@@ -247,7 +366,8 @@ PROBLEM_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
 <div class="cell"><div class="cell_input"><pre>Widget()</pre></div>
   <div class="cell_output"><div class="widget-subarea"><div class="tcgemm-widget tcgemm-made-up">
   <span class="dim">dim in dark</span> <span class="faded">faded</span> <span>fine</span>
-  <button disabled>off</button></div></div></div></div>
+  <button disabled>off</button><div style="overflow-x: auto"><div style="width: 900px; height: 1px"></div></div>
+  <div style="width: 800px; height: 1px"></div></div></div></div></div>
 </article></body></html>
 """.replace("{wide}", "x" * 200)
 
@@ -263,9 +383,10 @@ def test_presentation_checks_catch_each_problem(tmp_path):
         assert shown["theme"] == mode and shown["column"] == 688
         assert [(f["cell"], f["kind"], f["element"]) for f in shown["overflows"]] == [
             (1, "output", "pre"), (3, "output", "div.cell_output"), (4, "output", "div.cell_output"),
-            (4, "table", "div")], \
+            (4, "table", "div"), (7, "output", "div.cell_output")], \
             shown["overflows"]
         assert shown["overflows"][0]["width"] > 688 >= shown["overflows"][0]["container"]
+        assert shown["overflows"][-1]["width"] < 900  # the widget's 800 px text, not its scrolling grid
         assert [(f["cell"], f["lines"]) for f in shown["progress"]] == [(5, 2)], shown["progress"]
         assert [(f["cell"], f["natural"], f["width"], f["needed"]) for f in shown["smallFigures"]] == [
             (6, 1000, 300, DISPLAY_COLUMN_PX)], shown["smallFigures"]

@@ -4,7 +4,7 @@ import pytest
 
 from tcgemm import KERNEL_DIR
 from tcgemm.arch import TARGET_ARCHS, arch_limits
-from tcgemm.catalog import GEMM_KERNELS, PROBES, configured, defines_for
+from tcgemm.catalog import GEMM_KERNELS, MMA_ORDERS, PROBES, WMMA_CASES, WMMA_KERNELS, configured, defines_for
 from tcgemm.fragments.layouts import warp_tile_step
 
 
@@ -50,6 +50,20 @@ def test_one_name_per_kernel():
         assert spec.source == f"{key}_{spec.entry}.cu", key
         assert (KERNEL_DIR / spec.source).is_file(), spec.source
         assert spec.title.startswith(label[key[0]](key) + ": "), (key, spec.title)
+    for key, spec in WMMA_KERNELS.items():
+        assert spec.source == f"{key}_{spec.entry}.cu" and (KERNEL_DIR / spec.source).is_file(), key
+        assert spec.title.startswith(f"Kernel {key.upper()}: "), (key, spec.title)
     cu_files = {p.name for p in KERNEL_DIR.glob("*.cu")}
-    assert cu_files == {s.source for s in GEMM_KERNELS.values()} | {p.source for p in PROBES.values()}
+    assert cu_files == {s.source for s in GEMM_KERNELS.values()} | {p.source for p in PROBES.values()} | \
+        {w.source for w in WMMA_KERNELS.values()}
+
+
+def test_wmma_cases_are_the_four_memory_order_pairs_compiled_in():
+    assert sorted(WMMA_CASES.values()) == [("C", "C"), ("C", "F"), ("F", "C"), ("F", "F")]
+    w = WMMA_KERNELS["w1.0"]
+    assert w.defines(*WMMA_CASES["A^T B"]) == (("A_COL_MAJOR", 1), ("B_COL_MAJOR", 0))
+    assert w.claims(*MMA_ORDERS) == w.sass and w.claims("F", "F") == w.sass + w.repack_sass
+    assert w.block == (256, 1, 1) and w.grid(48, 80) == (3, 1, 1)   # 8 warps cover 64 x 32 of D
+    with pytest.raises(ValueError, match="A's memory order must be 'C' .* got 'K'"):
+        w.defines("K", "C")
 

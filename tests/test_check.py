@@ -50,3 +50,18 @@ def test_shape_and_precision_errors(ref):
         compare(ref[:, :-1], ref)
     with pytest.raises(ValueError, match="precision"):
         compare(ref, ref, "bfloat16")
+
+
+def test_exact_comparison_finds_one_wrong_integer():
+    from tcgemm.check import compare_exact
+
+    ref = np.array([[40000, -3], [7, 1]], dtype=np.int32)
+    good = compare_exact(ref.copy(), ref)
+    assert good.passed and str(good) == "PASS: bit-exact, max |ref| 40,000, beyond int16"
+    out = ref.copy()
+    out[1, 0] += 1
+    bad = compare_exact(out, ref)
+    assert not bad.passed and bad.mismatches == 1
+    assert str(bad) == "FAIL: 1 of 4 elements differ; first at (1, 0): 8 instead of 7"
+    with pytest.raises(ValueError, match="dtype"):
+        compare_exact(ref.astype(np.int64), ref)

@@ -19,11 +19,11 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from tcgemm.catalog import GEMM_KERNELS  # noqa: E402
-from tcgemm.fragments import draw, layouts  # noqa: E402
+from tcgemm.fragments import draw, layouts, wmma  # noqa: E402
 from tcgemm.pipelines import draw_pipeline  # noqa: E402
 from tcgemm.gpu.bench import CUBLAS, CUBLAS_SGEMM, GROUPS, Comparison  # noqa: E402  (imports no CuPy)
 from tcgemm.hw import peak_for  # noqa: E402
-from tcgemm.report import BenchResult, summarize, sweep_figure  # noqa: E402
+from tcgemm.report import SWEEP_SHAPES, BenchResult, summarize, sweep_figure  # noqa: E402
 from tcgemm.results import comparison_figure, load, load_all  # noqa: E402
 from tcgemm.sgemm import draw_regbank, draw_sgemm, regbank  # noqa: E402
 from tcgemm.smem import banks, draw_banks  # noqa: E402
@@ -69,13 +69,8 @@ def bench_figure(where) -> object:
 
 def sweep_rows() -> list[dict]:
     """The pipelines chapter's size sweep, labelled as tcgemm.gpu.bench.size_sweep labels it."""
-    shapes = {
-        "square": [(s, s, s) for s in (512, 1024, 2048, 3000, 4096, 6144, 8192)],
-        "tall-skinny": [(16384, 128, 4096), (16384, 256, 1024), (32768, 64, 2048), (8192, 520, 8192)],
-        "small M": [(1, 4096, 4096), (16, 4096, 4096), (77, 8192, 4096), (256, 12288, 4096)],
-    }
     return [{"family": family, "label": f"{M}x{N}x{K}", "kernel_tflops": 300.0 + i, "cublas_tflops": 600.0 - i}
-            for family, mnks in shapes.items() for i, (M, N, K) in enumerate(mnks)]
+            for family, mnks in SWEEP_SHAPES.items() for i, (M, N, K) in enumerate(mnks)]
 
 
 def _bank_map():
@@ -118,7 +113,18 @@ FIGURES = {
                                 lambda: draw_pipeline.ring_figure(n_stages=4, iteration=2, k_tiles=8)),
     ("pipelines", "753aec3a"): ("fp16.figure()", lambda: bench_figure(("pipelines", "753aec3a"))),
     ("pipelines", "fa9d122f"): ("sweep_figure(sweep, title=", lambda: sweep_figure(
-        sweep_rows(), title=f"{GEMM_KERNELS['k4.5'].title} vs cuBLAS on {H100}")),
+        sweep_rows(), title=f"{GEMM_KERNELS['k4.6'].title} vs cuBLAS on {H100}")),
+    ("wmma", "wm-expected-acc"): ('draw.fragment_grid(wmma.mma_pair("f32 accumulator"), title="Two m16n8k16 '
+                                  'accumulators side by side")',
+                                  lambda: draw.fragment_grid(wmma.mma_pair("f32 accumulator"),
+                                                             title="Two m16n8k16 accumulators side by side")),
+    # The probe observes a WMMA fragment on the GPU; drawn here from the map the book expects.
+    ("wmma", "wm-observed-a"): ('draw.fragment_grid(a, title="wmma matrix_a (fp16, row_major), x[0:8], observed")',
+                                lambda: draw.fragment_grid(wmma.first_copy(wmma.expected("f16 matrix_a row_major")),
+                                                           title="wmma matrix_a (fp16, row_major), x[0:8], observed")),
+    ("wmma", "wm-observed-acc"): ('draw.fragment_grid(acc, title="wmma accumulator (fp32), observed")',
+                                  lambda: draw.fragment_grid(wmma.first_copy(wmma.expected("f32 accumulator")),
+                                                             title="wmma accumulator (fp32), observed")),
     # The recorded runs of results/, or one test run before any is recorded.
     ("results", "0db10dfc"): ("comparison_figure(docs)", lambda: comparison_figure(
         load_all(ROOT / "results") or [load(ROOT / "tests" / "data" / "bench_h100_readme_2026-11-22.json")])),

@@ -17,9 +17,15 @@ ARCHS = [None, *TARGET_ARCHS]
 
 
 def constants(key):
-    """The integer literals `constexpr int NAME = 123;` of a kernel's source."""
+    """The integer constants of a kernel's source: `constexpr int NAME = 123;`, the default of
+    `#define NAME 123`, and quotients of those, `constexpr int WM = BM / WARPS_M;`."""
     text = (KERNEL_DIR / GEMM_KERNELS[key].source).read_text()
-    return {name: int(value) for name, value in re.findall(r"constexpr int (\w+) = (\d+);", text)}
+    found = {name: int(value) for name, value in re.findall(r"#define (\w+) (\d+)\n", text)}
+    found.update({name: int(value) for name, value in re.findall(r"constexpr int (\w+) = (\d+);", text)})
+    for name, a, b in re.findall(r"constexpr int (\w+) = (\w+) / (\w+);", text):
+        if a in found and b in found:
+            found[name] = found[a] // found[b]
+    return found
 
 
 def ldsm(instrs, array):

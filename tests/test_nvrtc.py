@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS, PROBES, TARGET_ARCHS, all_sources, defines_for
+from tcgemm.catalog import TARGET_ARCHS, all_sources, defines_for, sass_claims
 from tcgemm.errors import KernelCompileError
 from tcgemm.gpu.nvrtc_offline import (
     WHEEL_LAYOUT, compile_cubin, compile_source_text, cuda_tool, cuobjdump_sass, find_toolkit,
@@ -21,8 +21,7 @@ from tcgemm.gpu.nvrtc_offline import (
 
 ARCHS = list(TARGET_ARCHS)
 MAJORS = sorted(WHEEL_LAYOUT, reverse=True)
-CLAIMS = {k.source: k.sass for k in GEMM_KERNELS.values()}
-CLAIMS.update({p.source: p.sass for p in PROBES.values()})
+CLAIMS = sass_claims()
 
 
 def _kit(major: int):

@@ -1,3 +1,5 @@
+import math
+
 import pytest
 
 from tcgemm.report import BenchResult, bench_table, summarize, table_rows
@@ -114,6 +116,14 @@ def test_comparison_table_and_speedups():
     assert "% mma.sync" not in [col.name for col in comparison().table.columns]
 
 
+def test_comparison_notes_how_many_runs_were_timed():
+    from dataclasses import replace
+    c = comparison()
+    assert c.table.notes[0].startswith("µs: median of 3 timed runs per kernel after a warm-up, L2 flushed")
+    runs = [replace(r, timing=summarize([1e-3] * n)) for r, n in zip(c.results, (20, 3125, 20, 50))]
+    assert replace(c, results=tuple(runs)).table.notes[0].startswith("µs: median of 20 to 3125 timed runs")
+
+
 def test_bar_chart_is_one_figure_outside_pyplot():
     import matplotlib.pyplot as plt
     from tcgemm.report import bar_chart
@@ -181,3 +191,58 @@ def test_smem_traffic_table_is_the_prediction_per_mma():
     assert k31[0].startswith("Kernel 3.1") and k31[1:3] == (192, 0) and k40[1:3] == (128, 0)
     stores = predict("k4.0", 4096, 4096, 4096, arch="sm_90").st.wavefronts * 128
     assert k40[3] == stores / (256 * 512 * 256)
+
+
+def _sweep_rows(percents, labels=None):
+    labels = labels or [f"{i + 1}x4096x4096" for i in range(len(percents))]
+    return [{"family": "small M", "label": label, "kernel_tflops": p, "cublas_tflops": 100.0,
+             "skipped": math.isnan(p), "passed": True} for p, label in zip(percents, labels)]
+
+
+def test_sweep_summary_is_the_geometric_mean_and_the_lowest_shape():
+    from tcgemm.report import sweep_summary
+    summary = sweep_summary(_sweep_rows([25.0, 100.0, float("nan"), 64.0]))
+    assert summary.geomean == pytest.approx((25 * 100 * 64) ** (1 / 3))     # 54.3, not the mean 63
+    assert (summary.lowest, summary.lowest_label, summary.shapes) == (25.0, "1x4096x4096", 3)
+    assert str(summary) == "geometric mean over 3 shapes: 54.3% of cuBLAS; lowest 25.0% at 1×4096×4096"
+    with pytest.raises(ValueError, match="no shape the kernel ran"):
+        sweep_summary(_sweep_rows([float("nan")]))
+
+
+def test_sweep_table_notes_its_summary():
+    from tcgemm.report import sweep_table
+    table = sweep_table(_sweep_rows([50.0, 200.0]), "Kernel 4.6")
+    assert table.notes == ("Kernel 4.6: geometric mean over 2 shapes: 100.0% of cuBLAS; lowest 50.0% "
+                           "at 1×4096×4096",)
+    assert sweep_table(_sweep_rows([float("nan")])).notes == ()
+
+
+def test_sweep_comparison_table_side_by_side():
+    from tcgemm.report import sweep_comparison_table
+    table = sweep_comparison_table({"Kernel 4.5": _sweep_rows([20.0, 80.0]), "Kernel 4.6": _sweep_rows([60.0, 90.0])})
+    assert [c.name for c in table.columns][2:] == ["Kernel 4.5: % cuBLAS", "Kernel 4.6: % cuBLAS"]
+    assert table.rows[0] == ("small M", "1×4096×4096", 20.0, 60.0)
+    assert table.notes[1] == "Kernel 4.6: geometric mean over 2 shapes: 73.5% of cuBLAS; lowest 60.0% at 1×4096×4096"
+    with pytest.raises(ValueError, match="same shapes"):
+        sweep_comparison_table({"a": _sweep_rows([1.0]), "b": _sweep_rows([1.0], labels=["16x4096x4096"])})
+
+
+def test_sweep_shapes_are_the_chapters():
+    from tcgemm.report import SWEEP_SHAPES
+    assert [len(v) for v in SWEEP_SHAPES.values()] == [7, 4, 4]
+    assert (1, 4096, 4096) in SWEEP_SHAPES["small M"] and (3000, 3000, 3000) in SWEEP_SHAPES["square"]
+
+
+def test_tiles_and_plans_tables_read_the_model():
+    from tcgemm.plan import H100_SXM, TILES, plan
+    from tcgemm.report import plans_table, tiles_table
+    tiles = tiles_table(H100_SXM)
+    assert tiles.column("Tile") == [t.name for t in TILES] and tiles.column("Blocks per SM")[0] == 1
+    plans = plans_table([(1, 4096, 4096), (8192, 8192, 8192)], H100_SXM)
+    chosen = plan(1, 4096, 4096, H100_SXM)
+    assert plans.rows[0][:3] == ("1×4096×4096", chosen.tile.name, chosen.splits)
+    assert plans.rows[0][6] == pytest.approx(chosen.choice.seconds * 1e6)
+    assert plans.rows[0][7] == pytest.approx(16 / 132)           # one 128x256 tile: 16 blocks on 132 SMs
+    assert plans.rows[0][8] > 4 * plans.rows[0][6]
+    assert plans.rows[1][7] == pytest.approx(64 * 32 / 132)
+    assert plans.rows[1][0] == "8192³"

@@ -14,16 +14,17 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tcgemm import KERNEL_DIR
-from tcgemm.catalog import GEMM_KERNELS, PROBES, TARGET_ARCHS, all_sources, defines_for
+from tcgemm.catalog import (GEMM_KERNELS, MMA_ORDERS, PROBES, TARGET_ARCHS, WMMA_CASES, WMMA_KERNELS, all_sources,
+                            defines_for, sass_claims)
 from tcgemm.gpu.nvrtc_offline import cuda_tool
 
 ARCHS = list(TARGET_ARCHS)
 SOURCES = all_sources()
-CLAIMS = {k.source: k.sass for k in GEMM_KERNELS.values()}
-CLAIMS.update({p.source: p.sass for p in PROBES.values()})
+CLAIMS = sass_claims()
 ENTRIES = {k.source: (k.entry,) for k in GEMM_KERNELS.values()}
 ENTRIES.update({p.source: p.entries for p in PROBES.values()})
-GEMM_SOURCES = [k.source for k in GEMM_KERNELS.values()]
+ENTRIES.update({w.source: (w.entry,) for w in WMMA_KERNELS.values()})
+GEMM_SOURCES = [k.source for k in GEMM_KERNELS.values()] + [w.source for w in WMMA_KERNELS.values()]
 
 LOCAL_MEMORY = re.compile(r"\b(LDL|STL)\b")
 FUNCTION = re.compile(r"Function : (\S+)")
@@ -39,28 +40,41 @@ def _require(name: str) -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def sass(tmp_path_factory) -> dict[tuple[str, str], str]:
-    """(source, arch) -> cuobjdump -sass listing, each compiled once, in parallel."""
+def _compile_all(out_dir, jobs) -> list[str]:
+    """cuobjdump -sass listings of (source, arch, defines) jobs, compiled in parallel."""
     nvcc = _require("nvcc")
     cuobjdump = _require("cuobjdump")
-    out_dir = tmp_path_factory.mktemp("cubins")
 
-    def build(job: tuple[str, str]) -> str:
-        source, arch = job
-        cubin = out_dir / f"{source}.{arch}.cubin"
-        cmd = [nvcc, "-cubin", f"-arch={arch}", "-I", str(KERNEL_DIR), "-o", str(cubin),
-               *(f"-D{name}={value}" for name, value in defines_for(source, arch)),
+    def build(job) -> str:
+        source, arch, defines = job
+        flags = [f"-D{name}={value}" for name, value in defines]
+        cubin = out_dir / f"{source}.{arch}{''.join(flags)}.cubin"
+        cmd = [nvcc, "-cubin", f"-arch={arch}", "-I", str(KERNEL_DIR), "-o", str(cubin), *flags,
                str(KERNEL_DIR / source)]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
-            raise AssertionError(f"nvcc failed on {source} for {arch}:\n{done.stderr}")
+            raise AssertionError(f"nvcc failed on {source} {flags} for {arch}:\n{done.stderr}")
         return subprocess.run([cuobjdump, "-sass", str(cubin)], check=True, capture_output=True,
                               text=True).stdout
 
-    jobs = [(s, a) for s in SOURCES for a in ARCHS]
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        return dict(zip(jobs, pool.map(build, jobs)))
+        return list(pool.map(build, jobs))
+
+
+@pytest.fixture(scope="module")
+def sass(tmp_path_factory) -> dict[tuple[str, str], str]:
+    """(source, arch) -> cuobjdump -sass listing, each compiled once as its launcher compiles it."""
+    jobs = [(s, a) for s in SOURCES for a in ARCHS]
+    return dict(zip(jobs, _compile_all(tmp_path_factory.mktemp("cubins"),
+                                       [(s, a, defines_for(s, a)) for s, a in jobs])))
+
+
+@pytest.fixture(scope="module")
+def wmma_sass(tmp_path_factory) -> dict[tuple[str, str, str], str]:
+    """(WMMA key, case, arch) -> SASS of the WMMA kernel compiled for that case's memory orders."""
+    jobs = [(w, case, a) for w in WMMA_KERNELS for case in WMMA_CASES for a in ARCHS]
+    return dict(zip(jobs, _compile_all(tmp_path_factory.mktemp("wmma_cubins"), [
+        (WMMA_KERNELS[w].source, a, WMMA_KERNELS[w].defines(*WMMA_CASES[case])) for w, case, a in jobs])))
 
 
 def _mnemonics(listing: str) -> list[str]:
@@ -142,11 +156,31 @@ def test_kernel_3_3_loads_b_fragments_in_pairs(sass, arch):
 @pytest.mark.parametrize("key", ["k1.0", "k1.1"])
 def test_naive_kernels_read_half_pairs_with_32_bit_loads(sass, key, arch):
     """tcgemm.smem.kernel_smem, for a target arch, counts each pack_half2 pair of halves as one 32-bit
-    LDS: no 16-bit shared loads, and (the K loop's loads are not unrolled) as many LDS as it counts
-    per warp and step."""
+    LDS: no 16-bit shared loads, and per K step of the main loop (which ptxas unrolls; two barriers
+    per step) as many LDS as it counts per warp and step."""
     from tcgemm.smem.kernel_smem import block_step
 
     loads = re.findall(r"\bLDS(?:\.[\w.]+)?(?=\s)", sass[GEMM_KERNELS[key].source, arch])
     modelled = [i for i in block_step(key, arch=arch) if i.op == "ld" and i.warp == 0]
     assert set(loads) == {"LDS"}, (key, arch, sorted(set(loads)))
-    assert len(loads) == len(modelled), (key, arch, len(loads), len(modelled))
+    body = main_loop(sass, key, arch)
+    steps = sum(op.startswith("BAR.SYNC") for op in body) // 2
+    per_step = sum(op.startswith("LDS") for op in body) / steps
+    assert per_step == len(modelled), (key, arch, per_step, len(modelled))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("case", list(WMMA_CASES))
+@pytest.mark.parametrize("key", list(WMMA_KERNELS))
+def test_wmma_case_compiles_to_its_claims(wmma_sass, key, case, arch):
+    """Every case of every WMMA kernel has the claimed Tensor Core instruction; the cases whose A or B
+    is not in mma.sync's own orders (A row-major, B column-major) also repack the loaded values (fp16:
+    MOVM, a register transpose; int8: byte loads and PRMT), and mma's own case does not; none spills."""
+    spec, orders = WMMA_KERNELS[key], WMMA_CASES[case]
+    listing = wmma_sass[key, case, arch]
+    missing = [s for s in spec.claims(*orders) if s not in listing]
+    assert not missing, f"{key} {case} on {arch}: claims {missing} but the SASS has {_mnemonics(listing)}"
+    if orders == MMA_ORDERS:
+        present = [s for s in spec.repack_sass if s in listing]
+        assert not present, f"{key} {case} on {arch}: mma's own orders, yet {present} in the SASS"
+    assert not LOCAL_MEMORY.search(listing), f"{key} {case} on {arch} spills to local memory"

@@ -67,3 +67,16 @@ def test_bank_case_labels_kernel_2_stores_by_what_it_compiles_to():
     from tcgemm.smem import bank_cases
     label = bank_cases.ACCESSES["store-16"]
     assert label.startswith("16-byte stores (STS.128): ") and "cp.async" not in label
+
+
+@pytest.mark.parametrize("key", ["k1.0", "k1.1"])
+def test_strided_copy_loops_rewrites_both_copy_loops_and_nothing_else(key):
+    text = source.kernel_text(key)
+    strided = source.strided_copy_loops(text)
+    assert "for (int i = tid; i < BM * BK; i += THREADS) {" in strided
+    assert "for (int i = tid; i < BN * BK; i += THREADS) {" in strided
+    assert "THREADS; ++r)" not in strided and "const int i = tid + r * THREADS;" not in strided
+    removed = [line for line in text.splitlines() if line not in strided.splitlines()]
+    assert len(removed) == 4, removed     # two loop headers and their two index lines
+    with pytest.raises(ValueError, match="no copy loop"):
+        source.strided_copy_loops(source.kernel_text("k2.0"))

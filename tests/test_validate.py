@@ -1,9 +1,11 @@
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from tcgemm.catalog import GEMM_KERNELS
 from tcgemm.errors import OperandError
-from tcgemm.validate import check_gemm_operands
+from tcgemm.validate import INT32_MAX, check_gemm_operands, check_gemm_shape
 
 K10 = GEMM_KERNELS["k1.0"]   # tiles 32 x 32 x 16
 
@@ -93,3 +95,122 @@ def test_sgemm_needs_whole_tiles():
     A, B = sgemm_operands(M=96)
     with pytest.raises(OperandError, match="needs M to be a multiple of 128"):
         check_gemm_operands(S2, A, B)
+
+
+# --- arrays on the GPU, and the output C -----------------------------------------------------
+
+class OnGpu:
+    """A numpy array dressed as a cupy.ndarray on GPU `device`: what the checks read of one."""
+
+    def __init__(self, array, device=0):
+        self.array, self.device = array, SimpleNamespace(id=device)
+
+    def __getattr__(self, name):
+        return getattr(self.array, name)
+
+
+def gpu_operands(M=64, N=96, K=48, device=0):
+    A, B = operands(M, N, K)
+    return OnGpu(A, device), OnGpu(B, device), OnGpu(np.empty((M, N), np.float32), device)
+
+
+def test_gpu_operands_and_output_on_the_current_device_pass():
+    assert check_gemm_operands(K10, *gpu_operands(device=1), device=1) == (64, 96, 48)
+
+
+def test_host_arrays_are_refused_when_a_device_is_given():
+    A, B, C = gpu_operands()
+    with pytest.raises(OperandError, match=r"A is a numpy array in host memory.*cupy.asarray\(A\)"):
+        check_gemm_operands(K10, A.array, B, C, device=0)
+    with pytest.raises(OperandError, match="C is a numpy array in host memory"):
+        check_gemm_operands(K10, A, B, C.array, device=0)
+    with pytest.raises(OperandError, match="B is a list"):
+        check_gemm_operands(K10, A, [[1.0]], device=0)
+
+
+def test_arrays_on_another_gpu_are_refused():
+    A, B, C = gpu_operands()
+    with pytest.raises(OperandError, match="B lives on GPU 1, but the current device is GPU 0"):
+        check_gemm_operands(K10, A, OnGpu(B.array, 1), C, device=0)
+
+
+@pytest.mark.parametrize("shape", [(64, 95), (96, 64), (64 * 96,), (1, 64, 96)])
+def test_output_of_the_wrong_shape_is_refused(shape):
+    A, B = operands()
+    with pytest.raises(OperandError, match=r"C has shape .*must have shape \(64, 96\)"):
+        check_gemm_operands(K10, A, B, np.empty(shape, np.float32))
+
+
+def test_output_of_the_wrong_dtype_is_refused():
+    A, B = operands()
+    with pytest.raises(OperandError, match="C has dtype float16; Kernel 1.0.* writes float32"):
+        check_gemm_operands(K10, A, B, np.empty((64, 96), np.float16))
+    hgemm = GEMM_KERNELS["hgemm"]                       # the fp16-output kernel
+    with pytest.raises(OperandError, match="C has dtype float32; HGEMM.* writes float16"):
+        check_gemm_operands(hgemm, A, B, np.empty((64, 96), np.float32))
+
+
+def test_output_must_be_row_major_and_contiguous():
+    A, B = operands()
+    with pytest.raises(OperandError, match="C is column-major.*writes it row-major"):
+        check_gemm_operands(K10, A, B, np.empty((64, 96), np.float32, order="F"))
+    with pytest.raises(OperandError, match="C is non-contiguous"):
+        check_gemm_operands(K10, A, B, np.empty((64, 192), np.float32)[:, ::2])
+
+
+def test_output_overlapping_an_input_is_refused():
+    memory = np.zeros(16384, np.uint8)
+    A = memory[:6144].view(np.float16).reshape(64, 48)                  # bytes [0, 6144)
+    B = memory[12288:15360].view(np.float16).reshape(32, 48).T           # (48, 32) column-major
+    fresh_a, fresh_b = operands(64, 32, 48)
+    with pytest.raises(OperandError, match="C overlaps A in memory"):
+        check_gemm_operands(K10, A, fresh_b, memory[4096:12288].view(np.float32).reshape(64, 32))
+    with pytest.raises(OperandError, match="C overlaps B in memory"):
+        check_gemm_operands(K10, fresh_a, B, memory[8192:16384].view(np.float32).reshape(64, 32))
+    right_after_a = memory[6144:14336].view(np.float32).reshape(64, 32)  # touches A, shares no byte
+    assert check_gemm_operands(K10, A, fresh_b, right_after_a) == (64, 32, 48)
+
+
+# --- 32-bit indices and the grid -------------------------------------------------------------
+
+def test_products_must_stay_below_2_to_the_31():
+    check_gemm_shape(K10, 2**16, 32, 2**15 - 16)                  # M*K just under 2**31
+    with pytest.raises(OperandError, match=r"M\*K=2147483648 overflows the kernels' 32-bit int indices.*below 2\*\*31"):
+        check_gemm_shape(K10, 2**16, 32, 2**15)
+    with pytest.raises(OperandError, match=r"K\*N=2147483648 overflows"):
+        check_gemm_shape(K10, 32, 2**16, 2**15)
+    with pytest.raises(OperandError, match=r"M\*N=2147483648 overflows"):
+        check_gemm_shape(K10, 2**16, 2**15, 32)
+    assert INT32_MAX == 2**31 - 1
+
+
+def test_any_shape_kernels_count_the_padded_tiles():
+    k = GEMM_KERNELS["k4.5"]
+    M = 2**31 // k.tile_n - 1                                     # M*N under 2**31, M rounded up to tiles not
+    assert M * k.tile_n < 2**31 <= -(-M // k.tile_m) * k.tile_m * k.tile_n
+    with pytest.raises(OperandError, match=r"M\*N=\d+ \(\d+ with M, N, K rounded up to whole tiles\) overflows"):
+        check_gemm_shape(k, M, k.tile_n, k.tile_k)
+
+
+class Shaped:
+    """A contiguous array of any size, without its memory: only what the checks read."""
+
+    def __init__(self, shape, order, dtype="float16"):
+        self.shape, self.dtype = shape, np.dtype(dtype)
+        self.flags = SimpleNamespace(c_contiguous=order == "C", f_contiguous=order == "F")
+        self.strides = np.empty((1, 1), self.dtype).strides      # not read: the arrays are contiguous
+        self.nbytes = shape[0] * shape[1] * self.dtype.itemsize
+
+
+def test_operands_too_large_for_32_bit_indices_are_refused_before_any_allocation():
+    k = GEMM_KERNELS["k4.5"]
+    with pytest.raises(OperandError, match=r"M\*K=2147483648 overflows"):
+        check_gemm_operands(k, Shaped((2**16, 2**15), "C"), Shaped((2**15, 256), "F"))
+
+
+def test_the_grid_must_fit_cuda_limits():
+    rows = 65536 * K10.tile_m                                      # one block row too many along grid y
+    assert rows * K10.tile_k < 2**31
+    with pytest.raises(OperandError, match="65536 blocks along grid y.*at most 65535"):
+        check_gemm_shape(K10, rows, K10.tile_n, K10.tile_k)
+    check_gemm_shape(K10, rows - K10.tile_m, K10.tile_n, K10.tile_k)

@@ -34,7 +34,12 @@ def test_explorer_module_holds_the_js_bank_model_and_the_view():
 
 
 def test_explorer_offers_every_case_of_the_catalogue():
-    assert BankExplorer().catalog == {"accesses": bank_cases.ACCESSES, "layouts": bank_cases.LAYOUTS}
+    catalog = BankExplorer().catalog
+    assert (catalog["accesses"], catalog["layouts"], catalog["presets"]) == (
+        bank_cases.ACCESSES, bank_cases.LAYOUTS, bank_cases.PRESETS)
+    assert set(catalog["layout_settings"]) == set(bank_cases.LAYOUTS)
+    assert {p["kernel"] for p in bank_cases.PRESETS.values() if p["kernel"]} == set(catalog["kernels"])
+    assert BankExplorer(layout="cute").report().conflicts == 0
 
 
 @pytest.mark.parametrize("num", [1, 2, 4])

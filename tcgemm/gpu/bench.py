@@ -1,7 +1,9 @@
-"""Check and time kernels on the GPU: fresh random inputs, NaN-poisoned outputs, CUDA-event timing."""
+"""Check and time kernels on the GPU: fresh random inputs, NaN-poisoned outputs, CUDA-event timing
+(tcgemm.gpu.timing), every kernel through the checked launch of tcgemm.gpu.gemm.prepare."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -10,12 +12,13 @@ from tcgemm.catalog import GEMM_KERNELS, OPERAND_ORDERS
 from tcgemm.check import Check, compare as compare_outputs   # compare() below is the bench's
 from tcgemm.errors import OperandError
 from tcgemm.hw import Peak, peak_for
-from tcgemm.report import BenchResult, Timing, bar_chart, bench_table, checks_table, size_label, summarize
+from tcgemm.report import BenchResult, Timing, bar_chart, bench_table, checks_table, size_label
 from tcgemm.table import Column, Table
 from tcgemm.validate import check_gemm_shape
 from tcgemm.gpu import cublas
 from tcgemm.gpu.device import device_info, require_gpu
-from tcgemm.gpu.gemm import for_this_gpu, gemm, kernel_function, kernel_spec, launch
+from tcgemm.gpu.gemm import for_this_gpu, gemm, kernel_function, kernel_spec, prepare
+from tcgemm.gpu.timing import time_launches
 
 CUBLAS = "cuBLAS (cublasGemmEx)"
 CUBLAS_SGEMM = "cuBLAS SGEMM (cublasSgemm, TF32 off)"
@@ -42,10 +45,10 @@ def reference(A, B):
 
 @dataclass(frozen=True)
 class Runner:
-    """One way to compute C = A @ B: a name, how to allocate C, and how to launch into it."""
+    """One way to compute C = A @ B: a name, how to allocate C, and how to prepare a launch into it."""
     name: str
     out_dtype: str
-    run: Callable  # (A, B, C) -> None
+    prepare: Callable  # (A, B, C) -> a callable that computes C = A @ B each time it is called
     spec: object = None  # the GemmKernel configuration, None for cuBLAS
     in_dtype: str = "float16"
 
@@ -71,12 +74,12 @@ def accumulation_errors(Ks=(256, 1024, 4096, 16384), M: int = 256, N: int = 256)
 def runner(key: str, spec=None) -> Runner:
     """cuBLAS, or the kernel `key` in the configuration the launcher picks (or `spec`)."""
     if key == "cublas":
-        return Runner(CUBLAS, "float32", cublas.gemm_ex)
+        return Runner(CUBLAS, "float32", cublas.prepare_gemm_ex)
     if key == "cublas-sgemm":
-        return Runner(CUBLAS_SGEMM, "float32", cublas.sgemm, in_dtype="float32")
+        return Runner(CUBLAS_SGEMM, "float32", cublas.prepare_sgemm, in_dtype="float32")
     spec = for_this_gpu(kernel_spec(key)) if spec is None else spec
     name = f"{spec.title} ({spec.variant})" if spec.configs or spec.variant != kernel_spec(key).variant else spec.title
-    return Runner(name, spec.out_dtype, lambda A, B, C: launch(spec, A, B, C), spec, spec.in_dtype)
+    return Runner(name, spec.out_dtype, partial(prepare, spec), spec, spec.in_dtype)
 
 
 def check_runner(r: Runner, M: int, N: int, K: int, seed: int | None = None) -> Check:
@@ -84,28 +87,10 @@ def check_runner(r: Runner, M: int, N: int, K: int, seed: int | None = None) -> 
     cupy = require_gpu()
     A, B = random_operands(M, N, K, seed, r.in_dtype)
     C = r.new_output(M, N)
-    r.run(A, B, C)
+    r.prepare(A, B, C)()
     ref = reference(A, B)
     cupy.cuda.get_current_stream().synchronize()
     return compare_outputs(cupy.asnumpy(C), cupy.asnumpy(ref), precision=r.out_dtype)
-
-
-def time_launches(fn: Callable[[], None], warmup: int = 10, reps: int = 50, flush_l2: bool = True):
-    """Median-based timing of `fn` with CUDA events; L2 is overwritten before each timed launch."""
-    cupy = require_gpu()
-    scratch = cupy.empty(2 * device_info().l2_bytes // 4 + 1, dtype=np.float32) if flush_l2 else None
-    for _ in range(warmup):
-        fn()
-    starts = [cupy.cuda.Event() for _ in range(reps)]
-    ends = [cupy.cuda.Event() for _ in range(reps)]
-    for i in range(reps):
-        if scratch is not None:
-            scratch.fill(float(i))
-        starts[i].record()
-        fn()
-        ends[i].record()
-    ends[-1].synchronize()
-    return summarize([cupy.cuda.get_elapsed_time(s, e) / 1e3 for s, e in zip(starts, ends)])
 
 
 def progress_bar(done: int, total: int, label: str, width: int = 24) -> str:
@@ -123,14 +108,15 @@ def why_not(spec, M: int, N: int, K: int) -> str | None:
     return None
 
 
-def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50, warmup: int = 10,
-          with_cublas: bool = True, log: Callable[[str], None] | None = None,
+def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None,
+          warmup: int | None = None, with_cublas: bool = True, log: Callable[[str], None] | None = None,
           specs: dict | None = None) -> list[BenchResult]:
     """Check, then time, each kernel (and cuBLAS) at one size. Kernels that cannot run the size (not a
     multiple of their tiles) are skipped, the reason logged. `log`, if given, receives progress lines
     (the command line passes print; notebooks show none). `specs` maps a key to the configuration to
     run instead of the launcher's choice. With cuBLAS, each input dtype's kernels come after their own
-    baseline (cublasGemmEx for fp16, cublasSgemm for fp32)."""
+    baseline (cublasGemmEx for fp16, cublasSgemm for fp32). Timing: tcgemm.gpu.timing.time_launches
+    (`reps` fixes the number of timed runs, `warmup` the least number of warm-up runs)."""
     keys = list(GEMM_KERNELS) if keys is None else list(keys)
     if with_cublas:
         keys = with_baselines(keys)
@@ -146,8 +132,7 @@ def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50
             continue
         check = check_runner(r, M, N, K)
         A, B = random_operands(M, N, K, dtype=r.in_dtype)
-        C = r.new_output(M, N)
-        timing = time_launches(lambda: r.run(A, B, C), warmup=warmup, reps=reps)
+        timing = time_launches(r.prepare(A, B, r.new_output(M, N)), reps, warmup)
         results.append(BenchResult(r.name, M, N, K, timing, check.passed, str(check), key))
         if log:
             log(f"    {check}; median {timing.median * 1e6:.0f} us over {timing.runs} runs")
@@ -178,7 +163,7 @@ class Group:
     ceiling_name: str       # the instruction whose measured rate is its ceiling
 
     def measure_ceiling(self):
-        from tcgemm.gpu import ceiling, ffma_ceiling   # they time with this module's time_launches
+        from tcgemm.gpu import ceiling, ffma_ceiling   # here: only a ceiling measurement needs them
         return {"mma.sync": ceiling.measure, "FFMA": ffma_ceiling.measure}[self.ceiling_name]()
 
 
@@ -234,8 +219,10 @@ class Comparison:
 
     @property
     def table(self) -> Table:
-        runs = self.baseline.timing.runs
-        notes = [f"µs: median of {runs} timed runs, L2 flushed before each; ±: half the interquartile range"]
+        low, high = (f(r.timing.runs for r in self.results) for f in (min, max))
+        runs = f"{low}" if low == high else f"{low} to {high}"
+        notes = [f"µs: median of {runs} timed runs per kernel after a warm-up, L2 flushed before each run; "
+                 "±: half the interquartile range"]
         if self.peak_tflops:
             notes.append(f"% peak: of {self.peak_tflops} TFLOP/s ({self.peak.label}, datasheet)")
         if self.ceiling is not None:
@@ -260,8 +247,8 @@ class Comparison:
                      rows)
 
 
-def compare(keys, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 50, warmup: int = 10,
-            ceiling=False, log: Callable[[str], None] | None = None) -> Comparison:
+def compare(keys, M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None,
+            warmup: int | None = None, ceiling=False, log: Callable[[str], None] | None = None) -> Comparison:
     """Check and time kernels of one input dtype and their cuBLAS baseline at one size. `ceiling`:
     False for none, True to measure this dtype's ceiling (mma.sync or FFMA) first, or a ceiling
     measured earlier (anything with .tflops)."""
@@ -289,7 +276,8 @@ def checks(keys, shapes) -> Table:
     return checks_table(out)
 
 
-def bench_configs(key: str, configs, M: int = 4096, N: int = 4096, K: int = 4096, reps: int = 30) -> Table:
+def bench_configs(key: str, configs, M: int = 4096, N: int = 4096, K: int = 4096,
+                  reps: int | None = None) -> Table:
     """Each (tile_k, stages) configuration of a pipelined kernel, checked and timed, as a Table with
     its shared memory per block (static + dynamic); configurations whose dynamic shared memory this
     GPU cannot give a block are listed as skipped."""
@@ -310,14 +298,14 @@ def bench_configs(key: str, configs, M: int = 4096, N: int = 4096, K: int = 4096
                  caption=f"{base.title} at {size_label(M, N, K)}, by tile depth BK and pipeline stages")
 
 
-def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: int = 20) -> list[dict]:
+def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: int | None = None) -> list[dict]:
     """The kernel `key` and cuBLAS on each (M, N, K) of each family: both checked, both timed. A shape
     the kernel cannot run (not a multiple of its tiles) gets kernel_tflops NaN and skipped True;
     passed is False only when a result that was checked is wrong."""
     rows = []
     for family, family_shapes in shapes.items():
         for M, N, K in family_shapes:
-            results = {r.key: r for r in bench([key], M, N, K, reps=reps, warmup=5)}
+            results = {r.key: r for r in bench([key], M, N, K, reps=reps)}
             base, kernel = results[with_baselines([key])[0]], results.get(key)
             rows.append({"family": family, "label": f"{M}x{N}x{K}", "M": M, "N": N, "K": K,
                          "kernel_tflops": kernel.tflops if kernel else float("nan"),
@@ -326,15 +314,13 @@ def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: in
     return rows
 
 
-def time_spec(spec, M: int, N: int, K: int, reps: int = 30) -> Timing:
+def time_spec(spec, M: int, N: int, K: int, reps: int | None = None) -> Timing:
     """Time one kernel configuration on random inputs without checking its result: for variants
     whose measurement switches make the result wrong on purpose (tcgemm.catalog `switches`)."""
-    A, B = random_operands(M, N, K, dtype=spec.in_dtype)
-    C = require_gpu().full((M, N), np.nan, dtype=spec.out_dtype)
-    return time_launches(lambda: launch(spec, A, B, C), warmup=5, reps=reps)
+    return time_launches(prepare(spec, *random_operands(M, N, K, dtype=spec.in_dtype)), reps)
 
 
-def k_scaling(spec, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384), reps: int = 20):
+def k_scaling(spec, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384), reps: int | None = None):
     """Times of `spec` at several K (fixed M, N) and the line through them (tcgemm.pipelines.scaling)."""
     from tcgemm.pipelines.scaling import fit_k_scaling
 
@@ -346,7 +332,7 @@ def k_scaling(spec, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384), 
 
 
 def switch_scaling(spec, switch_sets, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384),
-                   reps: int = 20) -> dict:
+                   reps: int | None = None) -> dict:
     """k_scaling of `spec` with each set of its switches on, keyed by the switches joined with " + "
     ("as written" for none): {label: (seconds at each K, fit)}."""
     return {" + ".join(switches) or "as written": k_scaling(spec.with_switches(*switches), M, N, Ks, reps)

@@ -8,9 +8,9 @@ import numpy as np
 from tcgemm.catalog import PROBES
 from tcgemm import ceiling as model
 from tcgemm.report import Timing
-from tcgemm.gpu.bench import time_launches
 from tcgemm.gpu.compile import get_function
 from tcgemm.gpu.device import device_info, require_gpu
+from tcgemm.gpu.timing import time_launches
 
 SOURCE = PROBES["mma_ceiling"].source
 THREADS = 128               # 4 warps per block, one per SM sub-partition

@@ -7,10 +7,10 @@ import numpy as np
 
 from tcgemm.catalog import PROBES
 from tcgemm.report import Timing
-from tcgemm.gpu.bench import time_launches
 from tcgemm.gpu.ceiling import best_of
 from tcgemm.gpu.compile import get_function
 from tcgemm.gpu.device import device_info, require_gpu
+from tcgemm.gpu.timing import time_launches
 
 SOURCE = PROBES["ffma_ceiling"].source
 CHAINS = 8                  # as in the kernel

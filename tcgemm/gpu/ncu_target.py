@@ -3,21 +3,27 @@ import sys
 
 from tcgemm.gpu.bench import random_operands, runner
 from tcgemm.gpu.gemm import for_this_gpu, kernel_spec
+from tcgemm.plan import tile_named
 
 
 def main(key: str, M: int, N: int, K: int) -> None:
-    """`key` may name switches to turn on, e.g. "k4.3+STAGE_C"."""
+    """`key` may name switches to turn on, e.g. "k4.3+STAGE_C", or a tile plan of Kernel 4.6 as
+    tile/splits, e.g. "k4.6@64x128/3" (tcgemm.plan.TILES)."""
     import cupy
 
+    key, _, tile_plan = key.partition("@")
     key, *switches = key.split("+")
     spec = for_this_gpu(kernel_spec(key)).with_switches(*switches) if switches else None
+    if tile_plan:
+        name, splits = tile_plan.split("/")
+        spec = kernel_spec(key).with_tile(tile_named(name), int(splits))
     r = runner(key, spec)
     A, B = random_operands(M, N, K, dtype=r.in_dtype)
-    C = r.new_output(M, N)
-    r.run(A, B, C)                      # compile and warm up outside the profiled range
+    run = r.prepare(A, B, r.new_output(M, N))
+    run()                               # compile and warm up outside the profiled range
     cupy.cuda.runtime.deviceSynchronize()
     cupy.cuda.runtime.profilerStart()
-    r.run(A, B, C)
+    run()
     cupy.cuda.runtime.deviceSynchronize()
     cupy.cuda.runtime.profilerStop()
 

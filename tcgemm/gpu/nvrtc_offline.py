@@ -31,7 +31,7 @@ SIDE_DIR = Path(sys.prefix) / "nvrtc12"
 # CUDA major -> (libnvrtc, include folders), relative to a site-packages/nvidia folder.
 WHEEL_LAYOUT = {
     13: ("cu13/lib/libnvrtc.so.13", ("cu13/include",)),
-    12: ("cuda_nvrtc/lib/libnvrtc.so.12", ("cuda_runtime/include", "cuda_cccl/include")),
+    12: ("cuda_nvrtc/lib/libnvrtc.so.12", ("cuda_runtime/include", "cuda_cccl/include", "cuda_nvcc/include")),
 }
 REQUIREMENTS = {13: "requirements-nvrtc13.txt", 12: "requirements-nvrtc12.txt"}
 

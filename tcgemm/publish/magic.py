@@ -40,3 +40,7 @@ def gpu(line: str, cell: str):
 
 def load_ipython_extension(ipython):
     ipython.register_magic_function(gpu, magic_kind="cell", magic_name="gpu")
+    # The book's figures are pyplot-free Figure objects: show them as PNG even in a notebook that
+    # never imports pyplot (which is what would otherwise install the inline backend's formatter).
+    from IPython.core.pylabtools import select_figure_formats
+    select_figure_formats(ipython, {"png"})

@@ -2,33 +2,40 @@
 
 The explorer widget computes the same thing in JavaScript (tcgemm/widgets/banks.js), so that it
 also works in the built HTML book with no Python behind it; tests/test_bank_explorer_js.py runs
-both on the same settings and requires identical counts. Pure module.
+both on the same settings and requires identical counts, addresses and refusals. Pure module.
 
 Settings (all optional; DEFAULTS fills the rest):
   access      a key of ACCESSES
   layout      a key of LAYOUTS
   elem_bytes  1, 2 or 4: the element type of the tile
-  row_elems   elements per tile row
+  row_elems   elements per tile row (not for "cute": the layout's column mode sets it)
   pad_bytes   for "padded": bytes of padding after every row
-  B, M, S, unit   for "swizzle": CuTe's Swizzle<B,M,S> on "element" or "byte" offsets
-  expr        for "custom": the byte offset of element (row, col) as an integer expression in
-              row, col, elem_bytes, row_elems, row_bytes with + - * % ^ & | << >> and parentheses
+  B, M, S     for "swizzle": CuTe's Swizzle<B,M,S>
+  unit        for "swizzle" and "cute": the swizzle acts on "element" (CuTe's way) or "byte" offsets
+  expr        for "custom": the byte offset of element (row, col) as an integer expression
+              (tcgemm.smem.notation.GRAMMAR's ``expr``)
+  cute        for "cute": a CuTe layout, strides in elements, with an optional swizzle
+              (GRAMMAR's ``cute``), e.g. "Swizzle<2,3,3> o (64,32):(32,1)"
 """
 from __future__ import annotations
 
-import re
+import math
 
 import numpy as np
 
-from tcgemm.smem import banks
+from tcgemm.smem import banks, notation
 from tcgemm.source import copies_with_cp_async
 
 # The presets come from the kernels: Kernel 2.0's tiles are 32 fp16 wide (BK = 32).
 ACCESSES = {
     "ldmatrix-x4-A": "ldmatrix.x4 of a 16x16 A tile (Kernel 2.0)",
     "ldmatrix-x2-B": "ldmatrix.x2 of an 8x16 B tile (Kernel 2.0)",
+    "ldmatrix-x4-trans-B": "ldmatrix.x4.trans of a 16x16 B tile stored [k][n]",
+    "stmatrix-x4": "stmatrix.x4 of a 16x16 C tile (sm_90 and later)",
     "store-16": f"16-byte stores ({'cp.async' if copies_with_cp_async('k2.0') else 'STS.128'}): "
                 "lane t to row t/4, chunk t%4",
+    "fragment-4": "4-byte mma fragment loads (Kernel 1.1's LDS.32): lane t at row t/4, pair t%4",
+    "fragment-8": "8-byte mma C fragment stores (fp32 pairs): lane t at row t/4, pair t%4",
     "strided-4": "4 bytes per lane, lane i at the start of row i",
     "strided-8": "8 bytes per lane, lane i at the start of row i",
     "strided-16": "16 bytes per lane, lane i at the start of row i",
@@ -41,18 +48,66 @@ LAYOUTS = {
     "padded": "row-major + padding",
     "xor": "XOR-permuted (Kernel 2.0)",
     "swizzle": "Swizzle<B,M,S>",
+    "cute": "CuTe layout",
     "custom": "custom expression",
+}
+# The settings each layout reads besides access and elem_bytes (the explorer shows only these).
+LAYOUT_SETTINGS = {
+    "row-major": ("row_elems",), "padded": ("row_elems", "pad_bytes"), "xor": ("row_elems",),
+    "swizzle": ("row_elems", "B", "M", "S", "unit"), "cute": ("cute", "unit"), "custom": ("row_elems", "expr"),
 }
 DEFAULTS = {
     "access": "ldmatrix-x4-A", "layout": "row-major", "elem_bytes": 2, "row_elems": 32,
     "pad_bytes": 16, "B": 2, "M": 3, "S": 3, "unit": "element",
     # Kernel 2.0's permutation written on address bits: bits 4-5 ^= bits 7-8 of row * 64 + col * 2.
     "expr": "row * row_bytes + ((col * elem_bytes) ^ (((row >> 1) % 4) << 4))",
+    "cute": "Swizzle<2,3,3> o (64,32):(32,1)",
 }
 ELEM_BYTES = (1, 2, 4)
-EXPR_NAMES = ("row", "col", "elem_bytes", "row_elems", "row_bytes")
-_EXPR_CHARS = re.compile(r"^[\sA-Za-z_0-9+\-*%^&|<>()]*$")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+MAX_ROW_ELEMS = 1024
+MATRIX_ACCESSES = {"ldmatrix-x4-A": "ldmatrix", "ldmatrix-x2-B": "ldmatrix", "ldmatrix-x4-trans-B": "ldmatrix",
+                   "stmatrix-x4": "stmatrix"}
+STORES = ("store-16", "fragment-8")
+
+
+def _preset(label: str, kernel: str | None = None, op: str | None = None, **overrides) -> dict:
+    return {"label": label, "kernel": kernel, "op": op, "settings": {**DEFAULTS, **overrides}}
+
+
+# Named cases. ``kernel`` and ``op`` (a tcgemm.smem.kernel_smem op class) name the kernel whose
+# every instruction of that class is this access (tests/test_bank_cases.py checks it), so the
+# explorer can show Nsight Compute's counts of them beside the model's.
+PRESETS = {
+    "k2.0-ldmatrix-A": _preset("Kernel 2.0: ldmatrix.x4 of A, XOR layout", "k2.0", "ldsm", layout="xor"),
+    "k2.0-ldmatrix-B": _preset("Kernel 2.0: ldmatrix.x2 of B, XOR layout", "k2.0", "ldsm",
+                               access="ldmatrix-x2-B", layout="xor"),
+    "k2.0-store": _preset("Kernel 2.0: 16-byte stores, XOR layout", "k2.0", "st", access="store-16", layout="xor"),
+    "k1.1-fragment": _preset("Kernel 1.1: fragment loads (LDS.32), 32-byte rows", "k1.1", "ld",
+                             access="fragment-4", row_elems=16),
+    "row-major-ldmatrix": _preset("ldmatrix.x4 of A without the XOR: 4-way"),
+    "padded-ldmatrix": _preset("ldmatrix.x4 of A, rows padded by 16 bytes", layout="padded"),
+    "cute-k2.0": _preset("Kernel 2.0's tile in CuTe notation", layout="cute"),
+    "ldmatrix-trans": _preset("ldmatrix.x4.trans of B [k][n], 128-byte rows, Swizzle<3,3,3>",
+                              access="ldmatrix-x4-trans-B", layout="swizzle", row_elems=64, B=3, M=3, S=3),
+    "stmatrix": _preset("stmatrix.x4 of C in fp16, 128-byte rows, Swizzle<3,3,3>",
+                        access="stmatrix-x4", layout="swizzle", row_elems=64, B=3, M=3, S=3),
+    "fragment-8-row-major": _preset("8-byte C fragment stores, fp32 row-major: 4-way",
+                                    access="fragment-8", elem_bytes=4),
+    "fragment-8-padded": _preset("8-byte C fragment stores, fp32 rows padded by 32 bytes",
+                                 access="fragment-8", elem_bytes=4, layout="padded", pad_bytes=32),
+    "tma-32B": _preset("TMA / wgmma 32-byte swizzle (Swizzle<1,4,3> on bytes), ldmatrix.x4",
+                       layout="swizzle", row_elems=16, B=1, M=4, S=3, unit="byte"),
+    "tma-64B": _preset("TMA / wgmma 64-byte swizzle (Swizzle<2,4,3> on bytes), ldmatrix.x4",
+                       layout="swizzle", row_elems=32, B=2, M=4, S=3, unit="byte"),
+    "tma-128B": _preset("TMA / wgmma 128-byte swizzle (Swizzle<3,4,3> on bytes), ldmatrix.x4",
+                        layout="swizzle", row_elems=64, B=3, M=4, S=3, unit="byte"),
+}
+# Nsight Compute counters (tcgemm.gpu.ncu.METRICS keys) of each op class: the instruction count first.
+MEASURED_COUNTERS = {
+    "ld": ("smem_ld_inst", "smem_ld_wavefronts", "smem_ld_conflicts"),
+    "st": ("smem_st_inst", "smem_st_wavefronts", "smem_st_conflicts", "smem_st_conflicts_sass"),
+    "ldsm": ("smem_ldsm_inst_sass", "smem_ldsm_wavefronts", "smem_ldsm_conflicts", "smem_ldsm_conflicts_sass"),
+}
 
 
 def settings(**overrides) -> dict:
@@ -62,40 +117,54 @@ def settings(**overrides) -> dict:
     return {**DEFAULTS, **overrides}
 
 
-def check_expr(expr: str) -> str:
-    """The custom-layout expression, refused unless it is plain integer arithmetic on EXPR_NAMES."""
-    if not isinstance(expr, str) or not expr.strip():
-        raise ValueError("the custom layout needs an expression, e.g. row * row_bytes + col * elem_bytes")
-    if not _EXPR_CHARS.match(expr) or "**" in expr or re.search(r"[<>]", expr.replace("<<", "").replace(">>", "")):
-        raise ValueError("the expression may use only names, integers, + - * % ^ & | << >> and parentheses")
-    for name in _IDENTIFIER.findall(expr):
-        if name not in EXPR_NAMES:
-            raise ValueError(f"unknown name {name!r} in the expression; use {', '.join(EXPR_NAMES)}")
-    return expr
+def _elementwise(name: str, offset_at, elem_bytes: int, row_elems: int) -> banks.Layout:
+    """A layout computed element by element, in lane order, with Python integers (as banks.js does)."""
+    def offset(rows, cols):
+        rows, cols = np.broadcast_arrays(rows, cols)
+        values = [offset_at(int(r), int(c)) for r, c in zip(rows.ravel(), cols.ravel())]
+        return np.array(values, dtype=np.int64).reshape(rows.shape)
+
+    return banks.custom(offset, name, elem_bytes, row_elems)
 
 
 def _custom_layout(expr: str, elem_bytes: int, row_elems: int) -> banks.Layout:
-    try:
-        code = compile(check_expr(expr), "<layout expression>", "eval")
-    except SyntaxError as error:
-        raise ValueError(f"the expression does not parse: {error.msg}") from None
-    row_bytes = row_elems * elem_bytes
+    tree = notation.parse_expr(expr)
+    names = {"elem_bytes": elem_bytes, "row_elems": row_elems, "row_bytes": row_elems * elem_bytes}
 
-    def offset(row, col):
-        value = eval(code, {"__builtins__": {}},  # noqa: S307 - checked: integer arithmetic only
-                     {"row": row, "col": col, "elem_bytes": elem_bytes, "row_elems": row_elems, "row_bytes": row_bytes})
-        return np.broadcast_to(np.asarray(value, dtype=np.int64), np.broadcast(row, col).shape)
+    def offset_at(row: int, col: int) -> int:
+        return notation.check_offset(notation.evaluate(tree, {**names, "row": row, "col": col}), row, col)
 
-    return banks.custom(offset, f"custom: {expr}", elem_bytes, row_elems)
+    return _elementwise(f"custom: {expr}", offset_at, elem_bytes, row_elems)
+
+
+def _cute_layout(text: str, elem_bytes: int, unit: str) -> banks.Layout:
+    cute = notation.parse_cute(text)
+    if not 1 <= cute.cols <= MAX_ROW_ELEMS:
+        raise ValueError(f"the layout's column mode must hold 1..{MAX_ROW_ELEMS} elements, got {cute.cols}")
+    swizzle = banks.Swizzle(*cute.swizzle) if cute.swizzle else (lambda offset: offset)
+    before, after = (1, elem_bytes) if unit == "element" else (elem_bytes, 1)  # bytes per unit, each side
+
+    def offset_at(row: int, col: int) -> int:
+        value = notation.check_offset(cute.element_offset(row, col) * before, row, col)
+        return notation.check_offset(int(swizzle(value)) * after, row, col)
+
+    return _elementwise(f"CuTe {cute} on {unit}s", offset_at, elem_bytes, cute.cols)
+
+
+def _check_unit(unit: str) -> None:
+    if unit not in ("element", "byte"):
+        raise ValueError(f"unit must be 'element' or 'byte', got {unit!r}")
 
 
 def build_layout(s: dict) -> banks.Layout:
-    eb, re_ = s["elem_bytes"], s["row_elems"]
+    eb, re_, kind = s["elem_bytes"], s["row_elems"], s["layout"]
     if eb not in ELEM_BYTES:
-        raise ValueError(f"element width must be one of {ELEM_BYTES} bytes, got {eb!r}")
-    if not isinstance(re_, int) or re_ < 1:
-        raise ValueError(f"row length must be a positive number of elements, got {re_!r}")
-    kind = s["layout"]
+        raise ValueError(f"element width must be one of {ELEM_BYTES} bytes, got {eb}")
+    if kind == "cute":
+        _check_unit(s["unit"])
+        return _cute_layout(s["cute"], eb, s["unit"])
+    if not isinstance(re_, int) or not 1 <= re_ <= MAX_ROW_ELEMS:
+        raise ValueError(f"row length must be 1..{MAX_ROW_ELEMS} elements, got {re_}")
     if kind == "row-major":
         return banks.row_major(re_, eb)
     if kind == "padded":
@@ -107,6 +176,7 @@ def build_layout(s: dict) -> banks.Layout:
             raise ValueError(f"the XOR layout needs rows of 16, 32, 64 or 128 bytes, got {row_bytes}")
         return banks.xor_permuted(tile_chunks=chunks, elem_bytes=eb)
     if kind == "swizzle":
+        _check_unit(s["unit"])
         return banks.swizzle_layout(s["B"], s["M"], s["S"], re_, eb, s["unit"])
     if kind == "custom":
         return _custom_layout(s["expr"], eb, re_)
@@ -118,16 +188,19 @@ def _width(access: str) -> int:
 
 
 def _lane_coordinates(access: str, eb: int, re_: int):
-    """(rows, cols, width in bytes) of the lanes of ``access``; the ldmatrix ones are 16-byte rows."""
+    """(rows, cols, width in bytes) of the lanes of ``access``; the matrix ones are 16-byte rows."""
     lane = np.arange(banks.WARP)
     chunk = 16 // eb
-    if access == "ldmatrix-x4-A":  # lanes 0-15: rows 0-15 at chunk 0; lanes 16-31: at chunk 1
-        return lane % 16, (lane // 16) * chunk, 16
+    if access in ("ldmatrix-x4-A", "ldmatrix-x4-trans-B", "stmatrix-x4"):
+        return lane % 16, (lane // 16) * chunk, 16  # lanes 0-15: rows 0-15 at chunk 0; 16-31: chunk 1
     if access == "ldmatrix-x2-B":  # lanes 0-7: rows 0-7 at chunk 0; lanes 8-15: at chunk 1
         lane = lane[:16]
         return lane % 8, (lane // 8) * chunk, 16
     if access == "store-16":       # thread t copies chunk t % 4 of tile row t / 4
         return lane // 4, (lane % 4) * chunk, 16
+    if access.startswith("fragment-"):  # mma fragments: lane t holds pair t % 4 of row t / 4
+        width = _width(access)
+        return lane // 4, (lane % 4) * max(1, width // eb), width
     if access.startswith("strided-"):
         return lane, np.zeros_like(lane), _width(access)
     if access.startswith("contiguous-"):
@@ -139,16 +212,71 @@ def _lane_coordinates(access: str, eb: int, re_: int):
 
 def build_access(s: dict) -> banks.Access:
     layout = build_layout(s)
-    access, eb, re_ = s["access"], s["elem_bytes"], s["row_elems"]
+    access, eb, re_ = s["access"], s["elem_bytes"], layout.row_elems
     rows, cols, width = _lane_coordinates(access, eb, re_)
     end = int(np.max(cols)) + max(1, width // eb)
     if end > re_:
         raise ValueError(f"{access} reaches column {end - 1}, past the end of a row of {re_} elements")
-    if access.startswith("ldmatrix"):
-        return banks.ldmatrix_access(layout, rows, cols)
-    return banks.layout_access(layout, rows, cols, width, "st" if access == "store-16" else "ld")
+    if access in MATRIX_ACCESSES:
+        return banks.ldmatrix_access(layout, rows, cols, MATRIX_ACCESSES[access])
+    return banks.layout_access(layout, rows, cols, width, "st" if access in STORES else "ld")
 
 
 def analyze(s: dict | None = None, **overrides) -> banks.Report:
     """The bank report of the explorer's case for these settings."""
     return banks.analyze(build_access(settings(**{**(s or {}), **overrides})))
+
+
+def lane_elements(s: dict) -> dict[int, list[tuple[int, int]]]:
+    """The tile elements (row, col) that each used lane's request covers, as the explorer outlines them."""
+    layout = build_layout(s)
+    rows, cols, width = _lane_coordinates(s["access"], s["elem_bytes"], layout.row_elems)
+    span = max(1, width // s["elem_bytes"])
+    return {lane: [(int(r), int(c) + i) for i in range(span)] for lane, (r, c) in enumerate(zip(rows, cols))}
+
+
+def tile_rows(s: dict) -> int:
+    """The rows of the tile the explorer draws: those the access reaches, rounded up to a multiple of 8."""
+    layout = build_layout(s)
+    rows, _, _ = _lane_coordinates(s["access"], s["elem_bytes"], layout.row_elems)
+    return -(-(int(np.max(rows)) + 1) // 8) * 8
+
+
+def cute_equivalent(s: dict) -> dict | None:
+    """The case's layout as the settings of a "cute" layout (``cute`` and ``unit``): strides in
+    elements over the tile the explorer draws, a swizzle on element offsets where it can be (on
+    bytes only for a byte swizzle below the element size). None where CuTe has no such layout:
+    a custom expression, or padding that is not a whole number of elements."""
+    s = settings(**s)
+    eb, layout = s["elem_bytes"], s["layout"]
+    if layout == "cute":
+        return {"cute": str(notation.parse_cute(s["cute"])), "unit": s["unit"]}
+    rows, cols = tile_rows(s), s["row_elems"]
+    if layout == "padded":
+        if s["pad_bytes"] % eb:
+            return None
+        return {"cute": f"({rows},{cols}):({cols + s['pad_bytes'] // eb},1)", "unit": "element"}
+    plain = f"({rows},{cols}):({cols},1)"
+    if layout == "row-major":
+        return {"cute": plain, "unit": "element"}
+    if layout == "xor":
+        B, M, S, unit = int(math.log2(cols * eb // 16)), 4, 3, "byte"
+    elif layout == "swizzle":
+        B, M, S, unit = s["B"], s["M"], s["S"], s["unit"]
+    else:
+        return None
+    shift = int(math.log2(eb))
+    if unit == "byte" and M >= shift:
+        M, unit = M - shift, "element"
+    return {"cute": f"Swizzle<{B},{M},{S}> o {plain}", "unit": unit}
+
+
+def measured_state(comparisons: dict, device: str, arch: str, size: str) -> dict:
+    """What the explorer shows of Nsight Compute's counts: ``comparisons`` is {kernel key: the
+    tcgemm.gpu.ncu.predicted_vs_measured list}, as the chapter's recorded cell makes it."""
+    kernels = {}
+    for key, rows in comparisons.items():
+        kernels[key] = {row.counter: {"metric": row.metric, "predicted": int(row.predicted),
+                                      "measured": None if math.isnan(row.measured) else int(row.measured)}
+                        for row in rows}
+    return {"device": device, "arch": arch, "size": size, "kernels": kernels}

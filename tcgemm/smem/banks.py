@@ -7,8 +7,9 @@ considers together:
 * accesses of 1, 2 or 4 bytes per lane: one phase of all 32 lanes;
 * 8 bytes per lane: two phases, lanes 0-15 and 16-31;
 * 16 bytes per lane: four phases, lanes 0-7, 8-15, 16-23, 24-31;
-* ``ldmatrix.x{1,2,4}``: one phase per 8x8 matrix; lanes 8j..8j+7 give the 8 row addresses
-  (16 bytes each) of matrix j. Lanes past ``8 * num`` are not used.
+* ``ldmatrix.x{1,2,4}`` and ``stmatrix.x{1,2,4}`` (sm_90 and later): one phase per 8x8 matrix;
+  lanes 8j..8j+7 give the 8 row addresses (16 bytes each) of matrix j. Lanes past ``8 * num`` are
+  not used. ``.trans`` changes only which register gets which element, not the addresses.
 
 A lane touches every 4-byte word its access covers (``width // 4`` consecutive words, or one word for
 narrower accesses). Within a phase, lanes that touch the same word share it (a broadcast); distinct
@@ -23,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from tcgemm.smem.notation import OFFSET_LIMIT, check_offset
 from tcgemm.table import Table
 
 BANKS = 32
@@ -30,7 +32,8 @@ BANK_BYTES = 4
 WARP = 32
 
 WIDTHS = (1, 2, 4, 8, 16)
-KINDS = ("ld", "st", "ldmatrix")
+KINDS = ("ld", "st", "ldmatrix", "stmatrix")
+MATRIX_KINDS = ("ldmatrix", "stmatrix")  # one phase per 8x8 matrix, whose 8 lanes give its row addresses
 LDMATRIX_NUMS = (1, 2, 4)
 LDMATRIX_ROW_BYTES = 16
 INACTIVE = -1
@@ -57,8 +60,9 @@ def bank_of(byte_address):
 class Access:
     """One warp-wide shared-memory instruction: a byte address per lane, -1 for an inactive lane.
 
-    ``kind="ldmatrix"`` needs ``width=16`` and ``ldmatrix_num`` in (1, 2, 4); its lanes from
-    ``8 * ldmatrix_num`` on are ignored, whatever address they hold.
+    ``kind`` "ldmatrix" or "stmatrix" needs ``width=16`` and ``ldmatrix_num`` (the number of
+    matrices) in (1, 2, 4); its lanes from ``8 * ldmatrix_num`` on are ignored, whatever address
+    they hold.
     """
 
     addresses: np.ndarray
@@ -74,13 +78,13 @@ class Access:
             raise ValueError(f"width must be one of {WIDTHS} bytes, got {self.width!r}")
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if self.kind == "ldmatrix":
+        if self.kind in MATRIX_KINDS:
             if self.ldmatrix_num not in LDMATRIX_NUMS:
                 raise ValueError(f"ldmatrix_num must be one of {LDMATRIX_NUMS}, got {self.ldmatrix_num!r}")
             if self.width != LDMATRIX_ROW_BYTES:
-                raise ValueError(f"ldmatrix rows are 16 bytes: width must be 16, got {self.width}")
+                raise ValueError(f"{self.kind} rows are 16 bytes: width must be 16, got {self.width}")
         elif self.ldmatrix_num is not None:
-            raise ValueError(f"ldmatrix_num is only for kind='ldmatrix', not {self.kind!r}")
+            raise ValueError(f"ldmatrix_num is only for kinds {MATRIX_KINDS}, not {self.kind!r}")
         if np.any(addresses < INACTIVE):
             raise ValueError("addresses must be non-negative, or -1 for an inactive lane")
         active = self._used_lanes() & (addresses != INACTIVE)
@@ -93,7 +97,7 @@ class Access:
 
     def _used_lanes(self) -> np.ndarray:
         used = np.ones(WARP, dtype=bool)
-        if self.kind == "ldmatrix":
+        if self.kind in MATRIX_KINDS:
             used[8 * self.ldmatrix_num:] = False
         return used
 
@@ -109,7 +113,7 @@ class Access:
 
 
 def _phase_size(access: Access) -> int:
-    if access.kind == "ldmatrix":
+    if access.kind in MATRIX_KINDS:
         return 8
     return {8: 16, 16: 8}.get(access.width, WARP)
 
@@ -117,7 +121,7 @@ def _phase_size(access: Access) -> int:
 def phases(access: Access) -> list[np.ndarray]:
     """Active lane indices of every phase of the instruction, in order (a phase may be empty)."""
     size = _phase_size(access)
-    count = access.ldmatrix_num if access.kind == "ldmatrix" else WARP // size
+    count = access.ldmatrix_num if access.kind in MATRIX_KINDS else WARP // size
     active = access.active
     return [np.flatnonzero(active[j * size:(j + 1) * size]) + j * size for j in range(count)]
 
@@ -176,7 +180,7 @@ def analysis_table(cases: dict[str, Access]) -> Table:
 
 
 class Layout:
-    """A named map from tile coordinates (row, col), in elements, to a byte offset.
+    """A named map from tile coordinates (row, col), in elements, to a byte offset in 0..2^31-1.
 
     ``row_elems``, when given, is the tile's width: columns outside ``[0, row_elems)`` are refused.
     """
@@ -199,6 +203,11 @@ class Layout:
         if self.row_elems is not None and np.any(col >= self.row_elems):
             raise ValueError(f"{self.name}: columns must be below row_elems={self.row_elems}")
         offset = np.asarray(self._offset(row, col), dtype=np.int64)
+        outside = np.flatnonzero(((offset < 0) | (offset >= OFFSET_LIMIT)).ravel())
+        if outside.size:
+            rows, cols = (np.broadcast_to(a, offset.shape).ravel() for a in (row, col))
+            first = outside[0]
+            check_offset(int(offset.ravel()[first]), int(rows[first]), int(cols[first]))
         return int(offset) if offset.ndim == 0 else offset
 
     def __repr__(self) -> str:
@@ -266,6 +275,9 @@ def xor_permuted(tile_chunks: int = 4, row_chunks: int = 8, chunk_bytes: int = 1
                   offset, elem_bytes, tile_chunks * chunk_elems)
 
 
+SWIZZLE_TOP_BIT = 31  # offsets are below 2^31; a swizzle moves bits below bit 31 only
+
+
 @dataclass(frozen=True)
 class Swizzle:
     """CuTe's Swizzle<B, M, S>: XOR the B bits at position M + S (S > 0) into the B bits at M.
@@ -285,6 +297,9 @@ class Swizzle:
             raise ValueError(f"Swizzle bits and base must be non-negative, got B={self.bits}, M={self.base}")
         if abs(self.shift) < self.bits:
             raise ValueError(f"Swizzle needs |S| >= B so the bit ranges don't overlap, got B={self.bits}, S={self.shift}")
+        if self.bits + self.base + abs(self.shift) > SWIZZLE_TOP_BIT:
+            raise ValueError(f"Swizzle<{self.bits},{self.base},{self.shift}> reaches past bit {SWIZZLE_TOP_BIT - 1}: "
+                             f"B + M + |S| must be at most {SWIZZLE_TOP_BIT}")
 
     @property
     def name(self) -> str:
@@ -351,14 +366,14 @@ def layout_access(layout: Layout, rows, cols, width: int, kind: str = "ld") -> A
     return Access(_lane_addresses(layout, rows, cols), width, kind)
 
 
-def ldmatrix_access(layout: Layout, rows, cols) -> Access:
-    """ldmatrix whose lane i gives the row address of element (rows[i], cols[i]).
+def ldmatrix_access(layout: Layout, rows, cols, kind: str = "ldmatrix") -> Access:
+    """ldmatrix (or stmatrix) whose lane i gives the row address of element (rows[i], cols[i]).
 
     8, 16 or 32 coordinates make an .x1, .x2 or .x4; the remaining lanes are unused."""
     count = np.size(rows)
     if count not in (8, 16, 32):
-        raise ValueError(f"ldmatrix takes 8, 16 or 32 row addresses (.x1/.x2/.x4), got {count}")
-    return Access(_lane_addresses(layout, rows, cols), LDMATRIX_ROW_BYTES, "ldmatrix", count // 8)
+        raise ValueError(f"{kind} takes 8, 16 or 32 row addresses (.x1/.x2/.x4), got {count}")
+    return Access(_lane_addresses(layout, rows, cols), LDMATRIX_ROW_BYTES, kind, count // 8)
 
 
 def ldmatrix_tile(layout: Layout, row0: int = 0, col0: int = 0, num: int = 4) -> Access:

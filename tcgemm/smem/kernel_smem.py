@@ -240,6 +240,9 @@ _WARP_STEPS = {
                                            slice_xor=True),
     "k4.5": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
                                            slice_xor=True),
+    # Kernel 4.6 in its default (largest) tile, the one it shares with 4.5.
+    "k4.6": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
+                                           slice_xor=True),
 }
 PERMUTABLE = ("k2.0", "k2.1")
 

@@ -13,7 +13,8 @@
 //       presentation: {light|dark: {theme, column, overflows, progress, smallFigures,
 //                                   contrast, textsChecked}}}},
 //     served: {URL: file under node_modules}, integritySubstituted: [...],
-//     explorer: null | {found, reason?, readings?} }
+//     explorer: null | {found, reason?, readings?, asCute?, stepped?, pointed?, hash?, preset?, links?} }
+//   (see exploreBanks)
 // and exits 0 whenever it could write that file: tests/test_browser.py judges it.
 // With TCGEMM_SCREENSHOTS=DIR it also saves each page and each widget, in both modes, before and
 // after use, as PNGs in DIR.
@@ -204,7 +205,7 @@ async function main() {
         if (shot) await screenshots(page, `${shot}.${mode}`);
       });
       // The widgets after a reader has used them (conflicting banks, a chosen lane, FFMAs issued).
-      if (path === explorerPage) result.explorer = await exploreBanks(page, entry.widgetViews);
+      if (path === explorerPage) result.explorer = await exploreBanks(page, entry);
       entry.lanePicker = await pickLane(page);
       await stepRegisters(page);
       await inEachMode(page, async (mode) => {
@@ -294,9 +295,70 @@ function widgetCounts([views, onlyWhenDone]) {
   return { widgetViews: tags.length, widgetsRendered: rendered };
 }
 
-// The bank-conflict explorer (book/bank_conflicts.ipynb, tcgemm/widgets): its summary with the
-// default settings, then after choosing "row-major" and then "xor" in its layout menu.
-async function exploreBanks(page, widgetViews) {
+// The bank-conflict explorer (book/bank_conflicts.ipynb, tcgemm/widgets), operated as a reader would:
+// its summary with the default settings, then after choosing "xor" in its layout menu, its "edit as
+// CuTe" button, and "row-major"; a step to the next phase (the tile's outlined elements and their lane labels); an element
+// pointed at (what the info line says); the URL it then shows; a kernel preset (its Nsight Compute
+// table). Then each of EXPLORER_LINKS opened as a link in a fresh page, at 1280 px and at a phone's
+// width (what it shows, and whether it fits). test_browser.py compares all of it with tcgemm.smem.
+// The explorer on the page is left showing the kernel preset, conflicts and measured counts.
+const EXPLORER_POINT_AT = { row: 3, col: 8 };
+const EXPLORER_PRESET = 'k1.1-fragment';
+const PHONE = { width: 390, height: 844 };
+const EXPLORER_LINKS = [
+  'access=fragment-8&layout=padded&elem_bytes=4&row_elems=32&pad_bytes=32&phase=1',
+  `access=ldmatrix-x4-A&layout=custom&elem_bytes=2&row_elems=32&expr=${encodeURIComponent('(row - 3) % 4 * 16 + col * 2')}&phase=2`,
+  `access=ldmatrix-x4-trans-B&layout=cute&elem_bytes=2&cute=${encodeURIComponent('Swizzle<3,4,3> o (16,64):(64,1)')}&unit=byte&phase=3`,
+];
+
+async function readExplorer(page, explorer) {
+  await nextFrames(page); // let the widget react to the last event before reading
+  return explorer.evaluate((root) => {
+    const summary = root.querySelector('.tcgemm-summary');
+    const value = (name) => (summary.dataset[name] === '' || summary.dataset[name] === undefined
+      ? null : Number(summary.dataset[name]));
+    const rowOf = (td) => [Number(td.dataset.row), Number(td.dataset.col)];
+    return {
+      layout: root.querySelector('select[name="layout"]').value,
+      access: root.querySelector('select[name="access"]').value,
+      preset: summary.dataset.preset,
+      conflicts: value('conflicts'), wavefronts: value('wavefronts'), ideal: value('ideal'),
+      'max-way': value('maxWay'), phase: value('phase'), error: summary.dataset.error || null,
+      phaseLabel: root.querySelector('.tcgemm-phase').textContent,
+      cute: root.querySelector('.tcgemm-cute code')?.textContent ?? null,
+      cuteUnit: root.querySelector('.tcgemm-cute code')?.dataset.unit ?? null,
+      outlined: [...root.querySelectorAll('td.tcgemm-element.in-phase')].map(rowOf),
+      labels: [...root.querySelectorAll('td.tcgemm-element.in-phase')].filter((td) => td.textContent)
+        .map((td) => [...rowOf(td), td.textContent]),
+      words: [...root.querySelectorAll('td.tcgemm-word[data-row]')]
+        .map((td) => [Number(td.dataset.address), ...rowOf(td)]),
+      measured: [...root.querySelectorAll('.tcgemm-measured-counts tr[data-counter]')]
+        .map((tr) => [tr.dataset.counter, Number(tr.querySelector('[data-measured]').dataset.measured)]),
+      measuredText: root.querySelector('.tcgemm-measured')?.textContent ?? '',
+    };
+  });
+}
+
+// Widths at the reader's viewport: the explorer within the page, its controls within the explorer,
+// and the boxes that hold the wide grids scrolling inside themselves.
+function explorerFit(root) {
+  const right = (el) => el.getBoundingClientRect().right;
+  const box = root.getBoundingClientRect();
+  return {
+    viewport: document.documentElement.clientWidth,
+    explorerRight: Math.round(box.right),
+    pageScrolls: document.documentElement.scrollWidth > document.documentElement.clientWidth + 1,
+    controlsOutside: [...root.querySelectorAll('.tcgemm-control:not([hidden])')]
+      .filter((el) => right(el) > box.right + 1).map((el) => el.dataset.setting),
+    boxes: [...root.querySelectorAll('.tcgemm-scroll')].filter((el) => el.getClientRects().length).map((el) => ({
+      name: el.className, width: Math.round(el.getBoundingClientRect().width), content: el.scrollWidth,
+      overflowX: getComputedStyle(el).overflowX,
+    })),
+  };
+}
+
+async function exploreBanks(page, entry) {
+  const { widgetViews } = entry;
   const explorer = page.locator('.tcgemm-bank-explorer');
   try {
     await explorer.first().waitFor({ state: 'visible', timeout: 10_000 });
@@ -310,32 +372,69 @@ async function exploreBanks(page, widgetViews) {
   const parts = {
     layout: explorer.locator('select[name="layout"]'),
     access: explorer.locator('select[name="access"]'),
+    preset: explorer.locator('select[name="preset"]'),
     summary: explorer.locator('.tcgemm-summary'),
+    next: explorer.locator('button[name="next"]'),
+    tile: explorer.locator('.tcgemm-tile'),
+    info: explorer.locator('.tcgemm-element-info'),
   };
   for (const [name, locator] of Object.entries(parts)) {
     const n = await locator.count();
-    if (n !== 1) return { found: false, reason: `explorer found, but it has ${n} ${name} elements, expected 1` };
-  }
-  const read = async () => {
-    await nextFrames(page); // let the widget react to the change event before reading
-    const reading = { layout: await parts.layout.inputValue(), access: await parts.access.inputValue() };
-    for (const name of ['conflicts', 'wavefronts', 'ideal', 'max-way']) {
-      const value = await parts.summary.getAttribute(`data-${name}`);
-      reading[name] = value === null ? null : Number(value);
+    if (n !== 1) {
+      return { found: false, reason: `explorer found, but it has ${n} ${name} elements, expected 1 (recorded before the explorer had them? make record)` };
     }
-    return reading;
-  };
-  const readings = { default: await read() };
-  // Row-major last: the widget is left showing bank conflicts.
-  for (const layout of ['xor', 'row-major']) {
-    try {
+  }
+  const result = { found: true, readings: { default: await readExplorer(page, explorer) } };
+  try {
+    for (const layout of ['xor', 'row-major']) {
       await parts.layout.selectOption(layout, { timeout: 5_000 });
-    } catch (error) {
-      return { found: true, readings, reason: `could not choose layout "${layout}": ${error.message.split('\n')[0]}` };
+      result.readings[layout] = await readExplorer(page, explorer);
+      if (layout === 'xor') {
+        await explorer.locator('button[name="use-cute"]').click({ timeout: 5_000 });
+        result.asCute = await readExplorer(page, explorer);
+      }
     }
-    readings[layout] = await read();
+    await parts.next.click({ timeout: 5_000 });
+    result.stepped = await readExplorer(page, explorer);
+    const { row, col } = EXPLORER_POINT_AT;
+    await parts.tile.locator(`td[data-row="${row}"][data-col="${col}"]`).hover({ timeout: 5_000 });
+    result.pointed = { text: await parts.info.textContent(), ...await parts.info.evaluate((el) => ({ ...el.dataset })) };
+    result.hash = await page.evaluate(() => decodeURIComponent(window.location.hash));
+    await parts.preset.selectOption(EXPLORER_PRESET, { timeout: 5_000 });
+    result.preset = await readExplorer(page, explorer);
+  } catch (error) {
+    return { ...result, reason: `could not operate the explorer: ${error.message.split('\n')[0]}` };
   }
-  return { found: true, readings };
+  result.links = [];
+  const base = page.url().split('#')[0];
+  for (const link of EXPLORER_LINKS) {
+    result.links.push({ link, ...await openLink(page.context(), `${base}#bank-explorer:${link}`, entry) });
+  }
+  return result;
+}
+
+// A link to the explorer opened in a new page: what it shows at 1280 px, and how it fits a phone.
+// Its errors and requests count as the page's own.
+async function openLink(context, url, entry) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+  listen(page, entry);
+  try {
+    await page.goto(url, { waitUntil: 'load' });
+    await settle(page);
+    const explorer = page.locator('.tcgemm-bank-explorer');
+    await explorer.waitFor({ state: 'visible', timeout: 10_000 });
+    const shown = await readExplorer(page, explorer);
+    const fits = { desktop: await explorer.evaluate(explorerFit) };
+    await page.setViewportSize(PHONE);
+    await nextFrames(page);
+    fits.phone = await explorer.evaluate(explorerFit);
+    return { shown, fits };
+  } catch (error) {
+    return { error: error.message.split('\n')[0] };
+  } finally {
+    await page.close();
+  }
 }
 
 // The ldmatrix lane picker, where a page has one: click lane 9 and read what the widget says.

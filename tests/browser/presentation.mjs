@@ -30,9 +30,10 @@ export function measureOutputs({ columnPx }) {
     if (shown(area)) {
       const limit = area.clientWidth;
       // A listing (tcgemm.source.Listing: code in a <details> the reader opens) may scroll inside a
-      // box that fits; its content is long by nature. Every other text must fit whole, even in a
-      // <pre> the theme lets scroll.
-      const scrollsInPlace = (el) => el !== area && el.closest('details') !== null
+      // box that fits; its content is long by nature. So may a widget's grid (the bank explorer's
+      // tile of up to 1024 columns) in the box the widget gives it. Every other text must fit whole,
+      // even in a <pre> the theme lets scroll.
+      const scrollsInPlace = (el) => el !== area && (el.closest('details') !== null || el.closest('.tcgemm-widget') !== null)
         && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX)
         && el.getBoundingClientRect().width <= limit + 1;
       const listings = [...area.querySelectorAll('*')].filter(scrollsInPlace);
@@ -48,7 +49,7 @@ export function measureOutputs({ columnPx }) {
       for (const table of area.querySelectorAll('table')) {
         const width = table.getBoundingClientRect().width;
         const container = table.parentElement.clientWidth;
-        if (shown(table) && width > container + 1) {
+        if (shown(table) && width > container + 1 && !listings.some((listing) => listing.contains(table))) {
           result.overflows.push({ ...where(area), kind: 'table', element: describe(table.parentElement),
             width: Math.round(width), container, text: excerpt(table.textContent) });
         }

@@ -4,6 +4,7 @@ import pytest
 
 from tcgemm.catalog import GEMM_KERNELS
 from tcgemm.errors import KernelCompileError, OperandError
+from tcgemm.plan import TILES
 
 pytestmark = pytest.mark.gpu
 
@@ -85,6 +86,40 @@ def test_any_shape_kernel_matches_reference_on_odd_shapes(M, N, K):
         assert check.passed, f"{key} at {M}x{N}x{K}: {check}"
 
 
+PLAN_SHAPES = [(129, 257, 72), (77, 333, 320), (1, 300, 1000), (300, 1, 2048), (256, 128, 13)]
+
+
+@pytest.mark.parametrize("splits", [1, 2, 3])
+@pytest.mark.parametrize("tile", [t.name for t in TILES])
+def test_every_tile_plan_matches_reference(tile, splits):
+    """Kernel 4.6 in every tile of tcgemm.plan, K whole or split (some splits empty when K is short),
+    on edges, K tails and the padding path."""
+    from tcgemm.gpu.bench import check_runner, runner
+    from tcgemm.gpu.device import device_info
+    from tcgemm.plan import tile_named
+    spec = GEMM_KERNELS["k4.6"].with_tile(tile_named(tile), splits)
+    if spec.smem_bytes > device_info().shared_mem_per_block_optin:
+        pytest.skip(f"{spec.variant} needs {spec.smem_bytes} bytes of shared memory")
+    for M, N, K in PLAN_SHAPES:
+        check = check_runner(runner("k4.6", spec), M, N, K)
+        assert check.passed, f"k4.6 ({spec.variant}) at {M}x{N}x{K}: {check}"
+
+
+def test_split_k_is_deterministic():
+    """The partials of a split are added in a fixed order: two runs give the same bits."""
+    import cupy
+    from tcgemm.gpu.bench import random_operands
+    from tcgemm.gpu.gemm import prepare
+    from tcgemm.plan import tile_named
+    spec = GEMM_KERNELS["k4.6"].with_tile(tile_named("64x64"), 4)
+    A, B = random_operands(200, 300, 4096)
+    run = prepare(spec, A, B)
+    run()
+    first = run.C.copy()
+    run()
+    assert bool(cupy.array_equal(first, run.C))
+
+
 def test_any_shape_kernel_writes_exactly_c():
     """Nothing is written past C: the output sits inside a NaN-filled buffer whose margins must stay NaN."""
     import cupy
@@ -94,9 +129,12 @@ def test_any_shape_kernel_writes_exactly_c():
     A, B = random_operands(M, N, K)
     pool = cupy.full(M * N + 4096, np.nan, dtype=np.float32)
     C = pool[:M * N].reshape(M, N)
-    launch(configured("k4.5"), A, B, C)
-    assert bool(cupy.isnan(pool[M * N:]).all())
-    assert float(cupy.abs(C - reference(A, B)).max()) < 1e-2
+    from tcgemm.plan import tile_named
+    for spec in (configured("k4.5"), GEMM_KERNELS["k4.6"].with_tile(tile_named("64x128"), 3)):
+        C[...] = np.nan
+        launch(spec, A, B, C)
+        assert bool(cupy.isnan(pool[M * N:]).all()), spec.variant
+        assert float(cupy.abs(C - reference(A, B)).max()) < 1e-2, spec.variant
 
 
 def test_occupancy_model_agrees_with_the_driver():

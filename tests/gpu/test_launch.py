@@ -1,5 +1,7 @@
-"""The launch path pays no per-call compile work: the kernel function is looked up once per
-configuration, and again only when its source changes (a benchmark bound, on the GPU machine only)."""
+"""One checked launch path: prepare() checks the operands and fetches the kernel function once, and
+its launch does nothing else (host time bounds: benchmark assertions, on the GPU machine only);
+launch() and gemm() go through it; bad operands are refused before anything is launched; the kernel
+function is looked up again only when its source changes."""
 import os
 import time
 
@@ -8,39 +10,134 @@ import pytest
 
 from tcgemm import KERNEL_DIR
 from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.errors import OperandError
 
 pytestmark = pytest.mark.gpu
 
-HOST_US_PER_LAUNCH = 30.0
+PREPARED_US = 20.0      # a prepared launch: CuPy's kernel call and nothing else
+CHECKED_US = 30.0       # launch() again on the same arrays: the signature compared, then the launch
+GEMM_US = 120.0         # gemm(): the checks, the configuration for this GPU and a new NaN-filled C
 
 
-def host_us_per_launch(spec, calls: int = 100, batches: int = 11) -> float:
-    """Median over batches of the host time of one launch() call, in microseconds."""
+def host_us_per_call(call, calls: int = 100, batches: int = 11) -> float:
+    """Median over batches of the host time of one call(), in microseconds."""
     import cupy
-    from tcgemm.gpu.bench import random_operands
-    from tcgemm.gpu.gemm import launch
-
-    M, N, K = spec.tile_m, spec.tile_n, spec.tile_k
-    A, B = random_operands(M, N, K)
-    C = cupy.empty((M, N), dtype=spec.out_dtype)
-    launch(spec, A, B, C)            # compile, and allow the dynamic shared memory, once
+    call()                           # compile, and allow the dynamic shared memory, once
     cupy.cuda.Device().synchronize()
     per_call = []
     for _ in range(batches):
         start = time.perf_counter()
         for _ in range(calls):
-            launch(spec, A, B, C)
+            call()
         per_call.append((time.perf_counter() - start) / calls * 1e6)
         cupy.cuda.Device().synchronize()
     return float(np.median(per_call))
 
 
-@pytest.mark.parametrize("key", ["k1.0", "k4.5"])
-def test_launch_costs_little_host_time(key):
+def one_tile(key):
+    """The kernel `key` as this GPU runs it, and operands of one tile of it."""
+    import cupy
+    from tcgemm.gpu.bench import random_operands
     from tcgemm.gpu.gemm import for_this_gpu
-    us = host_us_per_launch(for_this_gpu(GEMM_KERNELS[key]))
-    print(f"{key}: {us:.1f} us of host time per launch()")
-    assert us < HOST_US_PER_LAUNCH, f"{key}: launch() takes {us:.1f} us of host time per call"
+    spec = for_this_gpu(GEMM_KERNELS[key])
+    M, N, K = spec.tile_m, spec.tile_n, spec.tile_k
+    A, B = random_operands(M, N, K)
+    return spec, A, B, cupy.empty((M, N), dtype=spec.out_dtype)
+
+
+@pytest.mark.parametrize("key", ["k1.0", "k4.5"])
+def test_launches_cost_little_host_time(key):
+    from tcgemm.gpu.gemm import gemm, launch, prepare
+    spec, A, B, C = one_tile(key)
+    prepared = host_us_per_call(prepare(spec, A, B, C))
+    checked = host_us_per_call(lambda: launch(spec, A, B, C))
+    new_c = host_us_per_call(lambda: gemm(key, A, B))
+    print(f"{key}: host time per call: prepared {prepared:.1f} us, launch() {checked:.1f} us, "
+          f"gemm() {new_c:.1f} us")
+    assert prepared < PREPARED_US, f"{key}: a prepared launch takes {prepared:.1f} us of host time"
+    assert checked < CHECKED_US, f"{key}: launch() takes {checked:.1f} us of host time"
+    assert new_c < GEMM_US, f"{key}: gemm() takes {new_c:.1f} us of host time"
+
+
+@pytest.mark.parametrize("key", ["k4.5", "cublas"])
+def test_the_l2_flush_outlasts_the_host_time_of_a_timed_launch(key):
+    """tcgemm.gpu.timing records the start event right after the flush: the host must have enqueued
+    the events and the launch before the GPU is through the flush, else the start event is recorded
+    on an idle GPU and the host's launch time is counted in the kernel's."""
+    import cupy
+    from tcgemm.gpu.bench import runner
+    from tcgemm.gpu.timing import L2Flush, time_launches
+    _, A, B, C = one_tile("k4.5")
+    run, start, end = runner(key).prepare(A, B, C), cupy.cuda.Event(), cupy.cuda.Event()
+
+    def timed_launch():
+        start.record()
+        run()
+        end.record()
+    host = host_us_per_call(timed_launch)
+    flush = time_launches(L2Flush(), reps=50, flush_l2=False).median * 1e6
+    print(f"{key}: host time of events + launch {host:.1f} us; GPU time of the L2 flush {flush:.1f} us")
+    assert host < flush
+
+
+@pytest.mark.parametrize("K", [72, 70])          # 70: the any-shape kernel's K-padding path
+def test_a_prepared_launch_reads_its_operands_at_each_call(K):
+    import cupy
+    from tcgemm.gpu.bench import random_operands, reference
+    from tcgemm.gpu.gemm import for_this_gpu, prepare
+    M, N = 131, 263
+    A, B = random_operands(M, N, K)
+    run = prepare(for_this_gpu(GEMM_KERNELS["k4.5"]), A, B)
+    assert bool(cupy.isnan(run.C).all()) and (run.M, run.N, run.K) == (M, N, K)
+    run()
+    assert float(cupy.abs(run.C - reference(A, B)).max()) < 1e-2
+    A *= -2                                                      # in place: the launch sees it
+    B[:, 0] = 1
+    run()
+    assert float(cupy.abs(run.C - reference(A, B)).max()) < 2e-2
+
+
+@pytest.mark.parametrize("shape, dtype, match", [
+    ((128, 257), "float32", r"C has shape \(128, 257\); .*must have shape \(128, 256\)"),
+    ((256, 128), "float32", "C has shape"),
+    ((128, 256), "float16", "C has dtype float16; .* writes float32"),
+])
+def test_an_output_of_the_wrong_shape_or_dtype_is_refused_untouched(shape, dtype, match):
+    import cupy
+    from tcgemm.gpu.bench import random_operands
+    from tcgemm.gpu.gemm import for_this_gpu, launch, prepare
+    A, B = random_operands(128, 256, 64)
+    C = cupy.full(shape, np.nan, dtype=dtype)
+    spec = for_this_gpu(GEMM_KERNELS["k4.5"])
+    for attempt in (lambda: launch(spec, A, B, C), lambda: prepare(spec, A, B, C)):
+        with pytest.raises(OperandError, match=match):
+            attempt()
+    cupy.cuda.Device().synchronize()
+    assert bool(cupy.isnan(C).all())
+
+
+def test_host_arrays_and_an_output_over_an_input_are_refused():
+    import cupy
+    from tcgemm.gpu.bench import random_operands
+    from tcgemm.gpu.gemm import for_this_gpu, gemm, launch
+    A, B = random_operands(64, 64, 64)
+    with pytest.raises(OperandError, match=r"A is a numpy array in host memory.*cupy.asarray\(A\)"):
+        gemm("k1.1", cupy.asnumpy(A), B)
+    over_a = cupy.ndarray((64, 64), cupy.float32, memptr=A.data)    # starts at A's first byte
+    with pytest.raises(OperandError, match="C overlaps A in memory"):
+        launch(for_this_gpu(GEMM_KERNELS["k1.1"]), A, B, over_a)
+
+
+def test_32_bit_limits_are_checked_before_anything_is_allocated():
+    """Operands of 2**31 elements, without their memory: the check refuses them from their shapes."""
+    import cupy
+    from tcgemm.gpu.gemm import for_this_gpu, prepare
+    spec = for_this_gpu(GEMM_KERNELS["k4.5"])
+    memory = cupy.cuda.alloc(256)                                # the arrays below claim far more
+    A = cupy.ndarray((2**16, 2**15), cupy.float16, memptr=memory)
+    B = cupy.ndarray((2**15, 256), cupy.float16, memptr=memory, order="F")
+    with pytest.raises(OperandError, match=r"M\*K=2147483648 overflows the kernels' 32-bit int indices"):
+        prepare(spec, A, B)
 
 
 def test_an_edited_kernel_is_looked_up_again():

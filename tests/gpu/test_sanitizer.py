@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.catalog import GEMM_KERNELS, WMMA_CASES, WMMA_KERNELS
+from tcgemm.plan import TILES
 
 pytestmark = pytest.mark.gpu
 
@@ -29,14 +30,29 @@ def shape(key):
 
 CASES = [(k, "memcheck", shape(k)) for k in GEMM_KERNELS] + [(k, "racecheck", shape(k)) for k in GEMM_KERNELS] + \
         [(k, tool, (129, 257, 75)) for k, s in GEMM_KERNELS.items() if s.any_shape for tool in ("memcheck", "racecheck")] + \
-        [("k4.3+STAGE_C", tool, shape("k4.3")) for tool in ("memcheck", "racecheck")]
+        [("k4.3+STAGE_C", tool, shape("k4.3")) for tool in ("memcheck", "racecheck")] + \
+        [(f"k4.6@{t.name}/{splits}", "memcheck", (129, 257, 200)) for t in TILES for splits in (1, 3)] + \
+        [(f"k4.6@{t}/2", "racecheck", (129, 257, 200)) for t in ("128x128", "16x64")]
+
+
+def assert_clean(tool: str, module: str, *args: str) -> None:
+    """`python -m module args` under compute-sanitizer `tool`: exit 0 and no error in its summary."""
+    cmd = [sanitizer(), "--tool", tool, "--error-exitcode", "3", sys.executable, "-m", module, *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    summary = [line for line in done.stdout.splitlines() if "ERROR SUMMARY" in line or "RACECHECK SUMMARY" in line]
+    assert done.returncode == 0, f"{tool} on {args}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+    assert summary and all(" 0 " in line for line in summary), summary
 
 
 @pytest.mark.parametrize("key, tool, mnk", CASES)
 def test_sanitizer_is_clean(key, tool, mnk):
-    cmd = [sanitizer(), "--tool", tool, "--error-exitcode", "3", sys.executable, "-m",
-           "tcgemm.gpu.ncu_target", key, *map(str, mnk)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    summary = [line for line in done.stdout.splitlines() if "ERROR SUMMARY" in line or "RACECHECK SUMMARY" in line]
-    assert done.returncode == 0, f"{tool} on {key} {mnk}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
-    assert summary and all(" 0 " in line for line in summary), summary
+    assert_clean(tool, "tcgemm.gpu.ncu_target", key, *map(str, mnk))
+
+
+# The WMMA kernels: every case (memory orders of A and B), blocks partly past the edge of D, beta != 0.
+WMMA = [(k, case, tool) for k in WMMA_KERNELS for case in WMMA_CASES for tool in ("memcheck", "racecheck")]
+
+
+@pytest.mark.parametrize("key, case, tool", WMMA)
+def test_sanitizer_is_clean_on_wmma(key, case, tool):
+    assert_clean(tool, "tcgemm.gpu.wmma", key, case, "80", "48", "64")

@@ -1,14 +1,23 @@
-// Runs explorer settings (a JSON list on stdin) through tcgemm/widgets/banks.js, the explorer's
-// JavaScript bank model, and prints one JSON result per case. Loaded from its text, as anywidget
-// loads it, so no package.json or bundler is involved.
+// Runs explorer cases through tcgemm/widgets/banks.js, the explorer's JavaScript bank model, and
+// prints one JSON result per case. Loaded from its text, as anywidget loads it, so no package.json
+// or bundler is involved. stdin: {"cases": [settings...], "exprs": [{expr, names}...]}, where the
+// names' values are decimal strings (integers of any size); stdout: {"cases": [...], "exprs": [...]}.
 import { readFileSync } from "node:fs";
 
 const source = readFileSync(new URL("../../tcgemm/widgets/banks.js", import.meta.url), "utf8");
 const banks = await import(`data:text/javascript;base64,${Buffer.from(source).toString("base64")}`);
 
-const cases = JSON.parse(readFileSync(0, "utf8"));
-const results = cases.map((settings) => {
+function attempt(compute) {
   try {
+    return compute();
+  } catch (error) {
+    if (!(error instanceof Error) || error.constructor !== Error) throw error; // a bug, not a refusal
+    return { error: error.message };
+  }
+}
+
+function runCase(settings) {
+  return attempt(() => {
     const { access, report } = banks.analyze(settings);
     return {
       addresses: access.addresses,
@@ -17,9 +26,21 @@ const results = cases.map((settings) => {
       conflicts: report.conflicts,
       ways: report.ways,
       phases: report.phases.map((p) => ({ lanes: p.lanes, banks: p.banksPerLane, wavefronts: p.wavefronts })),
+      tile_rows: banks.tileRows(settings),
+      cute: banks.cuteEquivalent(settings),
     };
-  } catch (error) {
-    return { error: error.message };
-  }
-});
-process.stdout.write(JSON.stringify(results));
+  });
+}
+
+function runExpr({ expr, names }) {
+  return attempt(() => {
+    const values = Object.fromEntries(Object.entries(names).map(([k, v]) => [k, BigInt(v)]));
+    return { value: String(banks.evaluate(banks.parseExpr(expr), values)) };
+  });
+}
+
+const input = JSON.parse(readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify({
+  cases: (input.cases || []).map(runCase),
+  exprs: (input.exprs || []).map(runExpr),
+}));

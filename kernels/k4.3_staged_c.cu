@@ -1,7 +1,6 @@
-// Kernel 4.3: Kernel 4.2 with the accumulators stored 8 bytes at a time. Each thread holds two
-// adjacent columns of C per row (registers i and i + 1 of a fragment), so one float2 store replaces
-// two 4-byte stores and a warp's store instruction covers 8 rows x 32 bytes instead of 8 rows x 16.
-// STAGE_C=1 instead stages C through shared memory (the stages are free by then) and stores whole
+// Kernel 4.3: Kernel 4.2 with a second way to store C, behind a switch. By default C is stored as
+// in every kernel since 2.0, one float2 per pair of adjacent columns (8 rows x 32 bytes per warp
+// store). STAGE_C=1 stages C through shared memory (the stages are free by then) and stores whole
 // 1 KB rows with 16-byte stores, in two halves of BM / 2 rows so that it fits every target's smem.
 // Block: 256 threads = 8 warps as 2 (M) x 4 (N). K may be any multiple of BK.
 #include "ptx.cuh"
@@ -58,7 +57,7 @@ static_assert((ROWS_PER_LOAD / ROWS_PER_LINE) % CHUNKS == 0 && (MMA_M / ROWS_PER
               "row offsets of copies and fragments keep the XOR pattern");
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-vector_stores(const __half *A, const __half *B, float *C, int M, int N, int K) {
+staged_c(const __half *A, const __half *B, float *C, int M, int N, int K) {
     extern __shared__ uint4 smem[];     // N_STAGES stages of A, then N_STAGES stages of B
     uint4 *As = smem;
     uint4 *Bs = smem + N_STAGES * A_STAGE;

@@ -1,0 +1,137 @@
+"""How tcgemm times a kernel, as arithmetic: how long to warm up, how many runs to time, and whether
+two runs of a size sweep agree. Pure module; tcgemm.gpu.timing does the launching.
+
+A GPU idles at a low clock and raises it under load, over some tens of milliseconds, so a kernel is
+timed only after the GPU has run it back to back for a while (`warmup_s`, not a count of runs: ten
+runs of a 20 µs kernel are over before the clock has moved). Then the number of timed runs comes from
+a first estimate of one run's time, so that the timed runs add up to `target_s` of kernel time: a
+short kernel gets thousands of runs, a long one the floor `min_reps`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from tcgemm.table import Column, Table
+
+MAX_WARMUP_BATCH = 10_000   # warm-up runs launched between two looks at the clock
+
+
+@dataclass(frozen=True)
+class TimingPlan:
+    """What tcgemm.gpu.timing.time_launches does before and while timing."""
+    warmup_s: float = 0.2       # run back to back at least this long before timing (clocks ramp up)
+    min_warmup: int = 3         # ... and at least this many runs (the first may load the module)
+    estimate_runs: int = 5      # runs timed first, to choose the number of timed runs
+    target_s: float = 0.05      # the timed runs add up to at least this much kernel time
+    min_reps: int = 20          # ... in at least this many runs
+    max_reps: int = 5000        # ... and at most this many (below 10 µs a run, fewer than target_s)
+
+    def __post_init__(self):
+        for name in ("warmup_s", "target_s"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be a number of seconds >= 0, got {getattr(self, name)!r}")
+        for name in ("min_warmup", "estimate_runs", "min_reps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.max_reps < self.min_reps:
+            raise ValueError(f"max_reps ({self.max_reps}) is below min_reps ({self.min_reps})")
+
+    def with_counts(self, reps: int | None = None, warmup: int | None = None) -> "TimingPlan":
+        """This plan with exactly `reps` timed runs and at least `warmup` warm-up runs, where given."""
+        plan = self if warmup is None else replace(self, min_warmup=warmup)
+        return plan if reps is None else replace(plan, min_reps=reps, max_reps=reps)
+
+    @property
+    def fixed_reps(self) -> bool:
+        """The number of timed runs needs no estimate."""
+        return self.min_reps == self.max_reps
+
+    def reps_for(self, estimate_s: float) -> int:
+        """Timed runs for a kernel whose one run took about `estimate_s`: enough to add up to
+        target_s, within [min_reps, max_reps]."""
+        if not (math.isfinite(estimate_s) and estimate_s > 0):
+            raise ValueError(f"the estimate of one run must be a positive time, got {estimate_s!r}")
+        return min(self.max_reps, max(self.min_reps, math.ceil(self.target_s / estimate_s)))
+
+    def warmup_batch(self, done: int, elapsed_s: float) -> int:
+        """How many warm-up runs to launch next, after `done` runs took `elapsed_s` of wall time
+        (launched and finished): 0 when the warm-up is over, else at least the runs still missing
+        from min_warmup, and enough to fill the rest of warmup_s at the rate seen so far."""
+        if done >= self.min_warmup and elapsed_s >= self.warmup_s:
+            return 0
+        missing = max(self.min_warmup - done, 1)
+        if done == 0 or elapsed_s <= 0:
+            return missing
+        left = math.ceil((self.warmup_s - elapsed_s) * done / elapsed_s)
+        return min(MAX_WARMUP_BATCH, max(missing, left))
+
+
+DEFAULT_PLAN = TimingPlan()
+
+
+# --- two runs of a size sweep ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ShapeAgreement:
+    """One shape of two sweeps: TFLOP/s of the kernel and of cuBLAS in each run."""
+    family: str
+    label: str
+    kernel: tuple[float, float]
+    cublas: tuple[float, float]
+
+    @staticmethod
+    def _ratio(pair: tuple[float, float]) -> float:
+        first, second = pair
+        return second / first if first > 0 and math.isfinite(first) and math.isfinite(second) else math.nan
+
+    @property
+    def kernel_ratio(self) -> float:
+        """The second run's TFLOP/s over the first's (NaN where the kernel skipped the shape)."""
+        return self._ratio(self.kernel)
+
+    @property
+    def cublas_ratio(self) -> float:
+        return self._ratio(self.cublas)
+
+
+@dataclass(frozen=True)
+class SweepAgreement:
+    """Two runs of tcgemm.gpu.bench.size_sweep, shape by shape."""
+    shapes: tuple[ShapeAgreement, ...]
+    kernel: str = "Kernel"
+
+    def deviations(self) -> list[tuple[float, str, str]]:
+        """(|ratio - 1|, shape label, "kernel" or "cuBLAS") of every measured pair."""
+        return [(abs(ratio - 1), s.label, who) for s in self.shapes
+                for ratio, who in ((s.kernel_ratio, self.kernel), (s.cublas_ratio, "cuBLAS"))
+                if not math.isnan(ratio)]
+
+    @property
+    def max_deviation(self) -> float:
+        """The largest |second / first - 1| over all shapes, kernel and cuBLAS."""
+        return max(d for d, _, _ in self.deviations())
+
+    def within(self, tolerance: float = 0.05) -> bool:
+        return self.max_deviation <= tolerance
+
+    @property
+    def table(self) -> Table:
+        worst, label, who = max(self.deviations())
+        rows = [[s.family, s.label.replace("x", "×"), s.kernel_ratio, s.cublas_ratio] for s in self.shapes]
+        return Table([Column("Shapes"), Column("M×N×K", align="right"),
+                      Column(f"{self.kernel}: run 2 / run 1", ".3f"), Column("cuBLAS: run 2 / run 1", ".3f")],
+                     rows, notes=[f"TFLOP/s of the second sweep over the first, per shape; largest deviation "
+                                  f"{100 * worst:.1f}% ({who} at {label.replace('x', '×')})"])
+
+
+def sweep_agreement(first: list[dict], second: list[dict], kernel: str = "Kernel") -> SweepAgreement:
+    """Compare two size sweeps of the same shapes (rows of tcgemm.gpu.bench.size_sweep)."""
+    if [(r["family"], r["label"]) for r in first] != [(r["family"], r["label"]) for r in second]:
+        raise ValueError("the two sweeps ran different shapes; compare sweeps of the same shapes, in order")
+    if not first:
+        raise ValueError("the sweeps have no shapes")
+    return SweepAgreement(tuple(
+        ShapeAgreement(a["family"], a["label"], (a["kernel_tflops"], b["kernel_tflops"]),
+                       (a["cublas_tflops"], b["cublas_tflops"]))
+        for a, b in zip(first, second)), kernel)
