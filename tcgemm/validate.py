@@ -13,7 +13,7 @@ from tcgemm.errors import OperandError
 INT32_MAX = 2**31 - 1
 
 
-def _describe_layout(x) -> str:
+def describe_layout(x) -> str:
     flags = x.flags
     if flags.c_contiguous and flags.f_contiguous:
         return "both row- and column-major"
@@ -39,18 +39,18 @@ def _check_array(name: str, x, want_order: str, want_dtype: str = "float16", tit
         "each K slice of it contiguous, as the kernel copies it"
     if want_order == "C" and not x.flags.c_contiguous:
         raise OperandError(
-            f"{name} is {_describe_layout(x)}; {title} needs it row-major (C-contiguous, {along}): "
+            f"{name} is {describe_layout(x)}; {title} needs it row-major (C-contiguous, {along}): "
             f"pass cupy.ascontiguousarray({name})"
         )
     if want_order == "F" and not x.flags.f_contiguous:
         other = "Bt.T for a row-major (N, K) Bt" if name == "B" else "At.T for a row-major (K, M) At"
         raise OperandError(
-            f"{name} is {_describe_layout(x)}; {title} needs it column-major (Fortran-contiguous, {along}): "
+            f"{name} is {describe_layout(x)}; {title} needs it column-major (Fortran-contiguous, {along}): "
             f"pass cupy.asfortranarray({name}), or {other}"
         )
 
 
-def _check_device(name: str, x, device: int) -> None:
+def check_device(name: str, x, device: int) -> None:
     """x lives in the memory of GPU `device` (a cupy.ndarray there)."""
     where = getattr(getattr(x, "device", None), "id", None)
     if where is None:
@@ -78,7 +78,7 @@ def _check_output(kernel: GemmKernel, C, M: int, N: int, A, B) -> None:
         raise OperandError(f"C has dtype {C.dtype}; {kernel.title} writes {kernel.out_dtype}: allocate C with "
                            f"cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")
     if not C.flags.c_contiguous:
-        raise OperandError(f"C is {_describe_layout(C)}; {kernel.title} writes it row-major (C-contiguous): "
+        raise OperandError(f"C is {describe_layout(C)}; {kernel.title} writes it row-major (C-contiguous): "
                            f"allocate C with cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")
     c_start = _address(C)
     for name, x in (("A", A), ("B", B)):
@@ -93,7 +93,7 @@ def check_gemm_operands(kernel: GemmKernel, A, B, C=None, device: int | None = N
     `device`, if given, is the current GPU, where A, B (and C) must live."""
     if device is not None:
         for name, x in (("A", A), ("B", B)) + ((("C", C),) if C is not None else ()):
-            _check_device(name, x, device)
+            check_device(name, x, device)
     _check_array("A", A, kernel.a_order, kernel.in_dtype, kernel.title)
     _check_array("B", B, kernel.b_order, kernel.in_dtype, kernel.title)
     M, K = (int(s) for s in A.shape)

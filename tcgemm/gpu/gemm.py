@@ -9,7 +9,7 @@ import numpy as np
 from tcgemm.catalog import GEMM_KERNELS, GemmKernel
 from tcgemm.hw import peak_for
 from tcgemm.plan import MMA_SYNC_SHARE, GpuShape, plan
-from tcgemm.validate import check_gemm_operands
+from tcgemm.validate import check_gemm_operands, check_gemm_shape
 from tcgemm.gpu.compile import current_arch, get_function, source_versions
 from tcgemm.gpu.device import device_info, require_gpu
 
@@ -145,7 +145,7 @@ def prepare(spec: GemmKernel, A, B, C=None) -> PreparedGemm:
     M, N, K = check_gemm_operands(spec, A, B, C, device=cupy.cuda.runtime.getDevice())
     if spec.planned:
         spec = planned(spec, M, N, K)
-        check_gemm_operands(spec, A, B, C)      # the split's partials must fit 32-bit indices too
+        check_gemm_shape(spec, M, N, K)     # the split's partials must fit 32-bit indices too
     if C is None:
         C = cupy.full((M, N), np.nan, dtype=spec.out_dtype)
     return (PaddedGemm if spec.any_shape and K % K_ALIGN else PreparedGemm)(spec, A, B, C, K)

@@ -21,7 +21,7 @@ from tcgemm.errors import OperandError
 from tcgemm.fragments.wmma import WMMA_KINDS, WmmaVerdict, observed_layout, probe_entry, verdict_table
 from tcgemm.report import size_label
 from tcgemm.table import Column, Table
-from tcgemm.validate import _check_device, _describe_layout, check_gemm_shape
+from tcgemm.validate import check_device, describe_layout, check_gemm_shape
 from tcgemm.gpu.compile import get_function
 from tcgemm.gpu.device import device_info, require_gpu
 from tcgemm.gpu.timing import time_launches
@@ -44,7 +44,7 @@ def memory_order(name: str, x) -> str:
         return "C"
     if x.flags.f_contiguous:
         return "F"
-    raise OperandError(f"{name} is {_describe_layout(x)}; the WMMA kernels read A and B row-major or column-major "
+    raise OperandError(f"{name} is {describe_layout(x)}; the WMMA kernels read A and B row-major or column-major "
                        f"(a .T view of a row-major array is column-major): pass cupy.ascontiguousarray({name})")
 
 
@@ -68,7 +68,7 @@ def check_operands(spec: WmmaKernel, A, B, C, alpha, beta) -> tuple[int, int, in
     """Validate D = alpha * A @ B + beta * C for `spec`; return (M, N, K). A C is needed where beta != 0."""
     device = require_gpu().cuda.runtime.getDevice()
     for name, x, dtype in (("A", A, spec.in_dtype), ("B", B, spec.in_dtype)):
-        _check_device(name, x, device)
+        check_device(name, x, device)
         if x.dtype != np.dtype(dtype):
             raise OperandError(f"{name} has dtype {x.dtype}; {spec.title} takes {dtype} A and B "
                                f"(convert with {name}.astype('{dtype}'))")
@@ -85,10 +85,10 @@ def check_operands(spec: WmmaKernel, A, B, C, alpha, beta) -> tuple[int, int, in
     if beta != 0:
         if C is None:
             raise OperandError(f"beta={beta} needs a C to scale: pass C, a ({M}, {N}) {spec.out_dtype} array")
-        _check_device("C", C, device)
+        check_device("C", C, device)
         if C.shape != (M, N) or C.dtype != np.dtype(spec.out_dtype) or not C.flags.c_contiguous:
             raise OperandError(f"C must be a row-major ({M}, {N}) {spec.out_dtype} array, got a "
-                               f"{_describe_layout(C)} {tuple(C.shape)} {C.dtype} one")
+                               f"{describe_layout(C)} {tuple(C.shape)} {C.dtype} one")
         _check_aligned("C", C)
     return M, N, K
 
