@@ -13,3 +13,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # tcgemm/kernels/).
 _IN_CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "kernels").is_dir()
 KERNEL_DIR = ROOT / "kernels" if _IN_CHECKOUT else Path(__file__).resolve().parent / "kernels"
+
+
+def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel=None):
+    """D = alpha * A @ B + beta * C on the GPU, for float16 (D float32) or int8 (D int32) cupy arrays
+    A (M, K) and B (K, N), each row- or column-major. See tcgemm.gpu.matmul (imported on first call,
+    so that `import tcgemm` needs no GPU)."""
+    from tcgemm.gpu.matmul import matmul as gpu_matmul
+
+    return gpu_matmul(A, B, out=out, alpha=alpha, beta=beta, C=C, kernel=kernel)

@@ -38,14 +38,14 @@ def cmd_info(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from tcgemm.catalog import keys_for
+    from tcgemm.catalog import bench_keys, keys_for
     from tcgemm.gpu.bench import GROUPS, compare
     from tcgemm.gpu.device import device_info
     from tcgemm import results
 
     M, N, K = args.mnk if args.mnk else (args.size,) * 3
     info = device_info()
-    keys = args.kernels or list(GEMM_KERNELS)
+    keys = args.kernels or bench_keys()
     print(f"{info.name} ({info.arch}); C = A @ B, M={M} N={N} K={K}")
     json_path = results.json_path(args.json, info.name) if args.json else None   # before the minutes of timing
     groups, passed = [], True

@@ -8,6 +8,8 @@ Operand convention of the Tensor Core kernels (in_dtype float16): C = A @ B with
 The CUDA-core SGEMM kernels (in_dtype float32) read both operands along K the same way instead, as
 the Maxas SGEMM does: A (M, K) column-major (A.T is a C-contiguous (K, M) array), B (K, N) row-major.
 The C signature is  extern "C" __global__ void entry(const IN *A, const IN *B, OUT *C, int M, int N, int K)
+Kernel 4.7 (`either_order`) takes A and B in either memory order, compiled in per case (`with_orders`),
+and has the signature  (A, B, C, M, N, K, lda, ldb, alpha, beta, C_in): D = alpha * A @ B + beta * C_in.
 
 Pipelined kernels are compiled with -DN_STAGES (and -DBK when their stages live in dynamic shared
 memory); `configs` lists their (tile_k, stages) choices, fastest first, and `for_smem` picks the
@@ -21,11 +23,13 @@ from dataclasses import dataclass, replace
 
 from tcgemm.arch import TARGET_ARCHS, arch_limits
 from tcgemm.errors import OperandError
+from tcgemm.fragments.layouts import MMA_VARIANTS, variant_identifier
 
 
 # Memory order ("C" row-major, "F" column-major) of A and of B, by input dtype.
 OPERAND_ORDERS = {"float16": ("C", "F"), "float32": ("F", "C")}
 ITEMSIZE = {"float16": 2, "float32": 4}
+ORDER_NAMES = {"C": "row-major", "F": "column-major"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,13 @@ class GemmKernel:
                                  # -DWARPS_N) by kernels whose tile is a macro (Kernel 4.6); () otherwise
     splits: int = 1              # blocks along K (gridDim.z) whose partial C are added by reduce_splits
     planned: bool = False        # the launcher picks tile and splits per problem (tcgemm.plan)
+    either_order: bool = False   # A and B in either memory order (compiled in: -DA_COL_MAJOR -DB_COL_MAJOR),
+                                 # with leading dimensions, alpha, beta and a C to add (Kernel 4.7)
+    orders: tuple[str, ...] = () # the memory orders (A, B) of this variant ('C' row-, 'F' column-major);
+                                 # () for OPERAND_ORDERS'
+    switch_blocks: tuple[tuple[str, tuple[int, int, int]], ...] = ()   # (switch, block it launches with)
+    in_bench: bool = True        # timed by `python -m tcgemm bench` by default (not the ablation kernel,
+                                 # whose default build is Kernel 4.4 again)
 
     @property
     def source(self) -> str:
@@ -58,11 +69,11 @@ class GemmKernel:
 
     @property
     def a_order(self) -> str:
-        return OPERAND_ORDERS[self.in_dtype][0]
+        return (self.orders or OPERAND_ORDERS[self.in_dtype])[0]
 
     @property
     def b_order(self) -> str:
-        return OPERAND_ORDERS[self.in_dtype][1]
+        return (self.orders or OPERAND_ORDERS[self.in_dtype])[1]
 
     def grid(self, M: int, N: int) -> tuple[int, int, int]:
         return (-(-N // self.tile_n), -(-M // self.tile_m), self.splits)
@@ -84,8 +95,20 @@ class GemmKernel:
         """The -D macros this variant is compiled with."""
         tile = (("BM", self.tile_m), ("BN", self.tile_n), ("WARPS_M", self.warps[0]),
                 ("WARPS_N", self.warps[1])) if self.warps else ()
+        orders = (("A_COL_MAJOR", int(self.a_order == "F")), ("B_COL_MAJOR", int(self.b_order == "F"))) \
+            if self.orders else ()
         return tile + ((("BK", self.tile_k),) if self.dynamic_smem else ()) + \
-               ((("N_STAGES", self.stages),) if self.stages else ()) + tuple((name, 1) for name in self.on)
+               ((("N_STAGES", self.stages),) if self.stages else ()) + orders + tuple((name, 1) for name in self.on)
+
+    def with_orders(self, a_order: str, b_order: str) -> "GemmKernel":
+        """This kernel compiled for A and B in these memory orders ('C' row-major, 'F' column-major)."""
+        if not self.either_order:
+            raise ValueError(f"{self.title} reads A {self.a_order}- and B {self.b_order}-ordered only "
+                             "('C' row-major, 'F' column-major)")
+        for name, order in (("A", a_order), ("B", b_order)):
+            if order not in ("C", "F"):
+                raise ValueError(f"{name}'s memory order must be 'C' (row-major) or 'F' (column-major), got {order!r}")
+        return replace(self, orders=() if (a_order, b_order) == OPERAND_ORDERS[self.in_dtype] else (a_order, b_order))
 
     def with_tile(self, tile, splits: int = 1) -> "GemmKernel":
         """This kernel compiled for a tcgemm.plan.TileConfig, with K split `splits` ways."""
@@ -103,7 +126,10 @@ class GemmKernel:
         if unknown:
             known = ", ".join(known) or "none"
             raise ValueError(f"{self.title} has no switch {unknown[0]!r} (its switches: {known})")
-        return replace(self, on=tuple(names))
+        if not self.switch_blocks:
+            return replace(self, on=tuple(names))
+        base = GEMM_KERNELS[self.key].block
+        return replace(self, on=tuple(names), block=next((b for n, b in self.switch_blocks if n in names), base))
 
     def with_config(self, tile_k: int, stages: int) -> "GemmKernel":
         if not self.stages:
@@ -134,7 +160,9 @@ class GemmKernel:
         parts = ([f"{self.tile_m}x{self.tile_n}"] if self.warps else []) + \
                 ([f"BK={self.tile_k}"] if self.dynamic_smem else []) + \
                 ([f"{self.stages} stages"] if self.stages else []) + \
-                ([f"K split {self.splits} ways"] if self.splits > 1 else []) + list(self.on)
+                ([f"K split {self.splits} ways"] if self.splits > 1 else []) + \
+                ([f"A {ORDER_NAMES[self.a_order]}, B {ORDER_NAMES[self.b_order]}"] if self.orders else []) + \
+                list(self.on)
         return ", ".join(parts)
 
     @property
@@ -164,6 +192,19 @@ MID_TILE_CONFIGS = ((64, 3),)
 # The measurement switches of Kernels 4.4 and 4.5.
 SKIP_SWITCHES = (("SKIP_COPIES", "no copies in the main loop (wrong result: a measurement only)"),
                  ("SKIP_SYNC", "no wait and barrier in the main loop (wrong result: a measurement only)"))
+
+# The ablation kernel's switches (a1): each undoes one step of the earlier chapters (FRESH_ACC adds the numerics
+# chapter's remedy instead). kernels/a1_ablation.cu says how each is done.
+ABLATION_SWITCHES = (
+    ("NO_XOR", "tiles row-major in shared memory, no XOR permutation (ldmatrix bank conflicts)"),
+    ("COPY_4B", "4-byte cp.async copies instead of 16-byte ones"),
+    ("NO_CP_ASYNC", "register staging instead of cp.async: LDG to registers, STS after the stage's mma"),
+    ("NO_REG_DB", "no register double buffering: each slice's fragments loaded right before its mma"),
+    ("NO_L2_ORDER", "blocks in plain blockIdx order instead of groups of GROUP_M tile rows"),
+    ("NO_VEC_STORE", "C stored one float at a time instead of float2 pairs"),
+    ("SMALL_WARP_TILE", "64 x 32 warp tiles instead of 64 x 64: 2 x 8 warps, 512 threads per block"),
+    ("FRESH_ACC", "each mma accumulates into zero; its result is added to the fp32 sum outside the mma"),
+)
 
 GEMM_KERNELS: dict[str, GemmKernel] = {
     k.key: k
@@ -278,6 +319,21 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
+            key="k4.7", title="Kernel 4.7: A and B in either memory order",
+            entry="operand_orders", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS, any_shape=True, warps=(2, 4), planned=True,
+            either_order=True,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
+        ),
+        GemmKernel(
+            key="a1", title="Ablation: Kernel 4.4 with each step a switch",
+            entry="ablation", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS,
+            switches=ABLATION_SWITCHES + SKIP_SWITCHES, switch_blocks=(("SMALL_WARP_TILE", (512, 1, 1)),),
+            in_bench=False,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
+        ),
+        GemmKernel(
             key="s1", title="Kernel S1: Maxas SGEMM, 64 threads, 64 x 64 tile",
             entry="sgemm_64", block=(64, 1, 1), tile_m=64, tile_n=64, tile_k=8, in_dtype="float32",
             sass=("FFMA", "LDS.128", "LDG.E.128", "STS.128", "STG.E.128"),
@@ -366,21 +422,31 @@ WMMA_KERNELS: dict[str, WmmaKernel] = {
 }
 
 
+def bench_keys() -> list[str]:
+    """The kernels `python -m tcgemm bench` times by default, in teaching order."""
+    return [k for k, spec in GEMM_KERNELS.items() if spec.in_bench]
+
+
 def keys_for(in_dtype: str) -> list[str]:
     """The GEMM kernels that take `in_dtype` inputs, in teaching order."""
     return [k for k, spec in GEMM_KERNELS.items() if spec.in_dtype == in_dtype]
 
+# The mma instructions of every variant but fp8, as every target's SASS spells them.
+_MMA_SASS = ("HMMA.16816.F32", "HMMA.16816.F16", "HMMA.1688.F32", "IMMA.16832.S8.S8", "HMMA.16816.F32.BF16",
+             "HMMA.1688.F32.TF32")
+
 PROBES: dict[str, ProbeKernel] = {
+    # One entry per mma variant; the fp8 ones hold their mma from sm_89 on only, so their SASS is
+    # checked per target in tests/test_dtypes.py.
     "mma": ProbeKernel(
         key="mma",
-        entries=("probe_mma_m16n8k16_f32", "probe_mma_m16n8k16_f16",
-                 "probe_mma_m16n8k8_f32", "probe_mma_m16n8k32_s32"),
-        sass=("HMMA.16816.F32", "HMMA.16816.F16", "HMMA.1688.F32", "IMMA.16832.S8.S8"),
+        entries=tuple("probe_mma_" + variant_identifier(v) for v in MMA_VARIANTS),
+        sass=_MMA_SASS,
     ),
     "mma_ceiling": ProbeKernel(
         key="mma_ceiling",
-        entries=("mma_ceiling",),
-        sass=("HMMA.16816.F32",),
+        entries=tuple("mma_ceiling_" + variant_identifier(v) for v in MMA_VARIANTS),
+        sass=_MMA_SASS,
     ),
     "ffma_ceiling": ProbeKernel(
         key="ffma_ceiling",
@@ -392,6 +458,15 @@ PROBES: dict[str, ProbeKernel] = {
         entries=tuple(f"probe_wmma_{t}_{use}" for t in ("f16", "s8")
                       for use in ("a_row", "a_col", "b_row", "b_col")) + ("probe_wmma_f32_acc", "probe_wmma_s32_acc"),
         sass=("MOVM.16.MT88", "LDG.E.U8"),
+    ),
+    # The numerics chapter: one mma per crafted case (rounding_*), one accumulator over all of K
+    # (accumulate_*), per type of tcgemm.rounding.MMA_TYPES; the fp8 ones hold an mma from sm_89 on.
+    "rounding": ProbeKernel(
+        key="rounding",
+        entries=tuple(f"{use}_{t}" for t in ("f16_f32", "f16_f16", "bf16_f32", "tf32_f32", "e4m3_f32",
+                                             "e5m2_f32", "s8_s32") for use in ("rounding", "accumulate")),
+        sass=("HMMA.16816.F32", "HMMA.16816.F16", "HMMA.16816.F32.BF16", "HMMA.1688.F32.TF32",
+              "IMMA.16832.S8.S8"),
     ),
     "ldmatrix": ProbeKernel(
         key="ldmatrix",

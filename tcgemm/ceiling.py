@@ -1,10 +1,12 @@
 """The mma.sync ceiling's arithmetic and operands (pure; the GPU part is tcgemm.gpu.ceiling).
 
-kernels/probe_mma_ceiling.cu runs, per warp, ``iters`` rounds of CHAINS independent
-mma.m16n8k16 on fragments held in registers, and writes the sum of its chains. The operands are
-multiples of 1/8 in [-1/2, 1/2], never zero, so every partial result is exact in fp32 and the
-check is exact equality: a chain is at most 16 * (1/2)^2 * iters = 4 * iters in magnitude on a
-grid of 1/64, i.e. within fp32's 24 bits for iters up to 2^14 even after summing 8 chains.
+kernels/probe_mma_ceiling.cu runs, per warp, ``rounds`` rounds of CHAINS independent chains of one
+mma variant on fragments held in registers: each round adds A_c B to chain c and subtracts it
+again (B, then -B), and one last mma with B leaves A_c B. Each lane writes the sum of its chains.
+The operands are k/8 (integers k for s8) with k in +-1..+-4, exact in every input type, and every
+partial result is 0 or A_c B: a multiple of 1/64 of magnitude at most K/4 <= 8 (s8: an integer of
+magnitude at most 16K = 512), exact in every accumulator, fp16 included. So the check is exact
+equality with sum_c A_c B, for any number of rounds.
 """
 from __future__ import annotations
 
@@ -12,51 +14,88 @@ import textwrap
 
 import numpy as np
 
-from tcgemm.fragments.layouts import mma_layout
-from tcgemm.hw import MMA_FLOP, flop_per_clock_per_sm
+from tcgemm.fragments.layouts import MMA_SHAPES, MMA_VARIANTS, mma_layouts, variant_identifier
+from tcgemm.fragments.registers import to_registers
+from tcgemm.hw import MMA_FLOP, flop_per_clock_per_sm, gemm_flops
 from tcgemm.style import TEXT_COLUMN_CHARS
 from tcgemm.table import Column, Table
 
 CHAINS = 8                  # must match CHAINS in kernels/probe_mma_ceiling.cu
-MAX_ITERS = 1 << 14
-
-A_LAYOUT = mma_layout("m16n8k16", "A", "f16", "f32")
-B_LAYOUT = mma_layout("m16n8k16", "B", "f16", "f32")
-D_LAYOUT = mma_layout("m16n8k16", "D", "f16", "f32")
+DEFAULT_VARIANT = "m16n8k16.f32"    # the instruction of the book's kernels
 
 
-def operands(seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """CHAINS random 16x16 A tiles and one 16x8 B tile, fp16, values k/8 with k in +-1..+-4."""
+def entry(variant: str) -> str:
+    """The kernel of kernels/probe_mma_ceiling.cu that runs `variant`."""
+    return "mma_ceiling_" + variant_identifier(variant)
+
+
+def operands(variant: str = DEFAULT_VARIANT, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """CHAINS random A tiles and one B tile of the variant's shapes, values k/8 (s8: k) with k in
+    +-1..+-4, as float64."""
+    layouts = mma_layouts(variant)
+    scale = 1 if MMA_VARIANTS[variant][1] == "s8" else 1 / 8
     rng = np.random.default_rng(seed)
 
     def draw(shape):
-        k = rng.integers(1, 5, size=shape) * rng.choice([-1, 1], size=shape)
-        return (k / 8).astype(np.float16)
+        return rng.integers(1, 5, size=shape) * rng.choice([-1, 1], size=shape) * scale
 
-    return draw((CHAINS, 16, 16)), draw((16, 8))
-
-
-def registers(a_tiles: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel's inputs: (CHAINS, 32, 4) and (32, 2) uint32 words, each lane's fragment registers."""
-    a = np.stack([A_LAYOUT.gather(t) for t in a_tiles]).astype(np.float16)
-    return np.ascontiguousarray(a).view(np.uint32), np.ascontiguousarray(B_LAYOUT.gather(b).astype(np.float16)).view(np.uint32)
+    return draw((CHAINS, *layouts["A"].shape)), draw(layouts["B"].shape)
 
 
-def expected(a_tiles: np.ndarray, b: np.ndarray, iters: int) -> np.ndarray:
-    """What every warp must write: iters * sum_c (A_c @ B), 16x8, exact."""
-    if not 1 <= iters <= MAX_ITERS:
-        raise ValueError(f"iters must be in 1..{MAX_ITERS} for the exact check, got {iters}")
-    products = a_tiles.astype(np.float64) @ b.astype(np.float64)
-    return iters * products.sum(axis=0)
+def registers(variant: str, a_tiles: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's inputs: (CHAINS, 32, A registers), (32, B registers) for B and for -B, uint32."""
+    layouts = mma_layouts(variant)
+    ab = MMA_VARIANTS[variant][1]
+    a = to_registers(np.stack([layouts["A"].gather(t) for t in a_tiles]), ab)
+    return a, to_registers(layouts["B"].gather(b), ab), to_registers(layouts["B"].gather(-b), ab)
 
 
-def warp_results(d_words: np.ndarray) -> np.ndarray:
-    """(warps, 32, 4) fp32 per-lane outputs -> (warps, 16, 8) matrices."""
-    return np.stack([D_LAYOUT.scatter(w) for w in d_words])
+def expected(a_tiles: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """What every warp must write: sum_c (A_c @ B), exact."""
+    return (a_tiles @ b).sum(axis=0)
 
 
-def flops(warps: int, iters: int) -> int:
-    return warps * iters * CHAINS * MMA_FLOP
+def warp_results(variant: str, d_words: np.ndarray) -> np.ndarray:
+    """(warps, 32, 4) fp32 per-lane outputs (the accumulator's elements) -> (warps, 16, 8) matrices."""
+    d = mma_layouts(variant)["D"]
+    return np.stack([d.scatter(w) for w in d_words])
+
+
+def mma_flop(variant: str) -> int:
+    """Floating-point (or integer) operations of one mma of the variant, a multiply-add counting two."""
+    return gemm_flops(*MMA_SHAPES[MMA_VARIANTS[variant][0]])
+
+
+def rate_unit(variant: str) -> str:
+    """TFLOP/s, or TOP/s for the integer variant (its multiply-adds are not floating point)."""
+    return "TOP/s" if MMA_VARIANTS[variant][2] == "s32" else "TFLOP/s"
+
+
+def flops(variant: str, warps: int, rounds: int) -> int:
+    """Operations of one launch: every warp runs 2 * rounds + 1 mma per chain."""
+    return warps * CHAINS * (2 * rounds + 1) * mma_flop(variant)
+
+
+def variants_table(ceilings, peak=None, notes=(), sm_count: int | None = None,
+                   sm_clock_mhz: float | None = None) -> Table:
+    """One row per measured ceiling (tcgemm.gpu.ceiling.Ceiling): its instruction's types, the rate
+    measured, the datasheet's rate for those types (tcgemm.hw.Peak.rate; n/a where it states none),
+    the measured share of it, and, given the GPU's SM count and clock, the instructions each SM
+    completes per clock at that rate. `notes`: lines under the table (variants this GPU lacks)."""
+    rows = []
+    for c in ceilings:
+        _, ab, acc = MMA_VARIANTS[c.variant]
+        published = peak.rate(ab, acc) if peak else None
+        per_clock = (flop_per_clock_per_sm(c.tflops, sm_count, sm_clock_mhz) / mma_flop(c.variant)
+                     if sm_count and sm_clock_mhz else None)
+        rows.append([c.variant, f"{ab} -> {acc}", c.tflops, rate_unit(c.variant), published,
+                     100 * c.tflops / published if published else None, per_clock])
+    caption = f"Datasheet: {peak.label}, {peak.source.split(':')[0]}" if peak else "No datasheet rates for this GPU"
+    if sm_clock_mhz:
+        caption += f"; mma per clock per SM at {sm_clock_mhz:.0f} MHz"
+    return Table(["Variant", "A/B -> accumulator", Column("Measured", ".1f"), "Unit", Column("Datasheet", ".1f"),
+                  Column("Share", ".0f", unit="%"), Column("mma per clock per SM", ".2f")],
+                 rows, caption=caption, notes=notes)
 
 
 def runs_table(runs) -> Table:

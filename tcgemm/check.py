@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 # Tolerances by (accumulator precision). Inputs are fp16 drawn uniformly from [-1, 1).
@@ -18,6 +20,33 @@ TOLERANCES = {
     "float32": (1e-4, 1e-3),   # (relative Frobenius, relative max)
     "float16": (1e-2, 2e-2),
 }
+
+# The rule for a known K, measured in the numerics chapter (book/numerics.ipynb) on inputs uniform in
+# [-1, 1), against an fp64 product of the same inputs. An fp32 accumulator of mma.sync truncates
+# (rounds toward zero) after every instruction, so each mma shrinks |sum| a little and the relative
+# error grows with the number of mma, i.e. with K: at most 0.047 u K for any input type and K from 64
+# to 65,536 (u = 2^-24). An fp16 accumulator rounds to nearest and its errors walk at random: at most
+# 0.083 u sqrt(K) (u = 2^-11). The tolerance is MARGIN times the larger of these lines and u sqrt(K)
+# (what a sum rounded to nearest at every step gives), for the relative Frobenius error, and twice
+# that for the largest element error (relative to the largest |reference|).
+ACCUMULATOR_BITS = {"float32": 24, "float16": 11}
+RULE = {"float32": (0.05, 1.0), "float16": (0.0, 0.1)}     # (times u K, times u sqrt(K))
+MARGIN = 8.0
+
+
+def tolerance(precision: str = "float32", K: int | None = None) -> tuple[float, float]:
+    """(relative Frobenius, relative max) tolerance for a product whose sums run over K terms in a
+    `precision` accumulator; without K, the fixed TOLERANCES of that precision."""
+    if precision not in TOLERANCES:
+        raise ValueError(f"precision must be one of {sorted(TOLERANCES)}, got {precision!r}")
+    if K is None:
+        return TOLERANCES[precision]
+    if K < 1:
+        raise ValueError(f"K must be a positive number of terms, got {K!r}")
+    per_k, per_sqrt_k = RULE[precision]
+    u = 2.0 ** -ACCUMULATOR_BITS[precision]
+    fro = MARGIN * u * max(per_k * K, per_sqrt_k * math.sqrt(K))
+    return fro, 2 * fro
 
 
 @dataclass(frozen=True)
@@ -37,11 +66,10 @@ class Check:
                 + ("" if self.passed else f" -- {self.reason}"))
 
 
-def compare(out, ref, precision: str = "float32") -> Check:
-    """Compare a result with a reference computed in higher precision."""
-    if precision not in TOLERANCES:
-        raise ValueError(f"precision must be one of {sorted(TOLERANCES)}, got {precision!r}")
-    tol_fro, tol_max = TOLERANCES[precision]
+def compare(out, ref, precision: str = "float32", K: int | None = None) -> Check:
+    """Compare a result with a reference computed in higher precision; with K (the length of the
+    sums), under the tolerance rule for that K (see `tolerance`)."""
+    tol_fro, tol_max = tolerance(precision, K)
     out = np.asarray(out, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
     if out.shape != ref.shape:

@@ -15,3 +15,7 @@ class KernelCompileError(TcgemmError, RuntimeError):
 
 class OperandError(TcgemmError, ValueError):
     """An input array has the wrong dtype, layout, shape or location."""
+
+
+class UnsupportedOnGPUError(TcgemmError, RuntimeError):
+    """This GPU lacks the instruction asked for (e.g. fp8 mma.sync before sm_89)."""

@@ -5,12 +5,18 @@ publishes them, each at the clock NVIDIA computes it with (`tensor_clock_mhz`, w
 always the highest clock the driver reports: the H100 SXM5's 989.4 TFLOP/s is 132 SMs x 4096 FLOP per
 clock x 1830 MHz, while its driver reports a boost clock of 1980 MHz. GeForce parts run FP32
 accumulation at half their FP16-accumulate rate; data-centre parts run both at the same rate. `fp32` is
-the CUDA-core FP32 (FFMA, non-tensor) rate, the peak of the SGEMM kernels. The figures are datasheet numbers, not measurements.
+the CUDA-core FP32 (FFMA, non-tensor) rate, the peak of the SGEMM kernels. `by_type` holds the same
+document's dense Tensor Core rates for the other input types (fp16 with fp16 accumulation, bf16, tf32,
+fp8, int8 in TOP/s), where it states them; `rate` looks one up. The figures are datasheet numbers, not
+measurements.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+
+_FP8 = ("e4m3", "e5m2")
 
 
 @dataclass(frozen=True)
@@ -20,29 +26,54 @@ class Peak:
     source: str
     fp32: float | None = None
     tensor_clock_mhz: float | None = None   # the SM clock the published Tensor Core peak assumes
+    by_type: tuple[tuple[str, str, float], ...] = ()   # (A/B type, accumulator type, dense rate)
+
+    def rate(self, ab_type: str, acc_type: str) -> float | None:
+        """The published dense rate of mma with these A/B and accumulator types (PTX names: f16, bf16,
+        tf32, e4m3, e5m2, s8; f32, f16, s32), or None where the document states none."""
+        if (ab_type, acc_type) == ("f16", "f32"):
+            return self.tflops
+        key = ("fp8" if ab_type in _FP8 else ab_type, acc_type)
+        return next((r for ab, acc, r in self.by_type if (ab, acc) == key), None)
+
+
+def _by_type(bf16: float, tf32: float, s8: float, fp8: float | None = None,
+             f16_acc: float | None = None) -> tuple[tuple[str, str, float], ...]:
+    """Peak.by_type from a document's dense rates: bf16 and fp8 with fp32 accumulation, tf32, int8
+    (TOP/s), fp16 with fp16 accumulation; None where it gives no number."""
+    rates = (("bf16", "f32", bf16), ("tf32", "f32", tf32), ("s8", "s32", s8), ("fp8", "f32", fp8),
+             ("f16", "f16", f16_acc))
+    return tuple(r for r in rates if r[2] is not None)
 
 
 # (pattern matched against the CUDA device name, peak). First match wins: keep specific names first.
 _PEAKS: tuple[tuple[str, Peak], ...] = (
     (r"RTX 4090", Peak("GeForce RTX 4090", 165.2,
                        "NVIDIA Ada Lovelace GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense", fp32=82.6,
-                       tensor_clock_mhz=2520)),
+                       tensor_clock_mhz=2520,
+                       by_type=_by_type(bf16=165.2, tf32=82.6, s8=660.6, fp8=330.3, f16_acc=330.3))),
     (r"RTX 3090", Peak("GeForce RTX 3090", 71.0,
                        "NVIDIA Ampere GA102 GPU architecture whitepaper: FP16 Tensor TFLOPS with FP32 accumulate, dense", fp32=35.6,
-                       tensor_clock_mhz=1695)),
+                       tensor_clock_mhz=1695, by_type=_by_type(bf16=71.0, tf32=35.6, s8=284.0, f16_acc=142.0))),
     (r"\bA100\b", Peak("A100 (SXM4 or PCIe)", 312.0,
                        "NVIDIA A100 Tensor Core GPU datasheet: FP16 Tensor Core, dense", fp32=19.5,
-                       tensor_clock_mhz=1410)),
-    (r"\bA10\b", Peak("A10", 125.0, "NVIDIA A10 datasheet: FP16 Tensor Core, dense", fp32=31.2)),
-    (r"\bL4\b", Peak("L4", 121.0, "NVIDIA L4 datasheet: FP16 Tensor Core 242 TFLOP/s with sparsity, halved", fp32=30.3)),
+                       tensor_clock_mhz=1410, by_type=_by_type(bf16=312.0, tf32=156.0, s8=624.0))),
+    (r"\bA10\b", Peak("A10", 125.0, "NVIDIA A10 datasheet: FP16 Tensor Core, dense", fp32=31.2,
+                       by_type=_by_type(bf16=125.0, tf32=62.5, s8=250.0))),
+    (r"\bL4\b", Peak("L4", 121.0, "NVIDIA L4 datasheet: FP16 Tensor Core 242 TFLOP/s with sparsity, halved", fp32=30.3,
+                      by_type=_by_type(bf16=121.0, tf32=60.0, s8=242.5, fp8=242.5))),
     (r"H100.*PCIe", Peak("H100 PCIe", 756.5,
-                         "NVIDIA H100 datasheet: FP16 Tensor Core 1,513 TFLOP/s with sparsity, halved", fp32=51.2)),
+                         "NVIDIA H100 datasheet: FP16 Tensor Core 1,513 TFLOP/s with sparsity, halved", fp32=51.2,
+                         by_type=_by_type(bf16=756.5, tf32=378.0, s8=1513.0, fp8=1513.0))),
     (r"H100.*NVL", Peak("H100 NVL", 835.5,
-                        "NVIDIA H100 datasheet: FP16 Tensor Core 1,671 TFLOP/s with sparsity, halved", fp32=60.0)),
+                        "NVIDIA H100 datasheet: FP16 Tensor Core 1,671 TFLOP/s with sparsity, halved", fp32=60.0,
+                        by_type=_by_type(bf16=835.5, tf32=417.5, s8=1670.5, fp8=1670.5))),
     (r"H100", Peak("H100 SXM5", 989.4, "NVIDIA H100 Tensor Core GPU architecture whitepaper: FP16 Tensor, dense", fp32=66.9,
-                   tensor_clock_mhz=1830)),
+                   tensor_clock_mhz=1830,
+                   by_type=_by_type(bf16=989.4, tf32=494.7, s8=1978.9, fp8=1978.9, f16_acc=989.4))),
     (r"H200", Peak("H200 SXM", 989.4,
-                   "NVIDIA H200 datasheet: FP16 Tensor Core 1,979 TFLOP/s with sparsity, halved", fp32=66.9)),
+                   "NVIDIA H200 datasheet: FP16 Tensor Core 1,979 TFLOP/s with sparsity, halved", fp32=66.9,
+                   by_type=_by_type(bf16=989.5, tf32=494.5, s8=1979.0, fp8=1979.0))),
 )
 
 

@@ -24,6 +24,25 @@ def describe_layout(x) -> str:
     return f"non-contiguous (strides {x.strides})"
 
 
+def memory_order(name: str, x, prefer: str = "C", title: str = "the kernel") -> str:
+    """'C' for a row-major x, 'F' for a column-major one (`prefer` where x is both, e.g. one row);
+    OperandError for anything else."""
+    flags = x.flags
+    if flags.c_contiguous and flags.f_contiguous:
+        return prefer
+    if flags.c_contiguous or flags.f_contiguous:
+        return "C" if flags.c_contiguous else "F"
+    raise OperandError(f"{name} is {describe_layout(x)}; {title} reads A and B row-major or column-major "
+                       f"(a .T view of a row-major array is column-major): pass cupy.ascontiguousarray({name})")
+
+
+def leading_dimension(x, order: str) -> int:
+    """Elements from one row of the stored matrix to the next: along axis 0 of a row-major x, along
+    axis 1 of a column-major one (a single row or column: its length)."""
+    axis = 0 if order == "C" else 1
+    return x.strides[axis] // x.itemsize if x.shape[axis] > 1 else x.shape[1 - axis]
+
+
 def _check_array(name: str, x, want_order: str, want_dtype: str = "float16", title: str = "the kernel") -> None:
     for attr in ("dtype", "shape", "flags", "strides"):
         if not hasattr(x, attr):
@@ -67,25 +86,48 @@ def _address(x) -> int:
     return int(ptr) if ptr is not None else int(x.__array_interface__["data"][0])
 
 
-def _check_output(kernel: GemmKernel, C, M: int, N: int, A, B) -> None:
+def _overlap(x, y) -> bool:
+    x0, y0 = _address(x), _address(y)
+    return x0 < y0 + y.nbytes and y0 < x0 + x.nbytes
+
+
+def _check_output(kernel: GemmKernel, C, M: int, N: int, A, B, name: str = "C", verb: str = "writes") -> None:
     """C is a row-major (M, N) array of the kernel's output dtype, in memory of its own."""
     for attr in ("dtype", "shape", "flags", "strides", "nbytes"):
         if not hasattr(C, attr):
-            raise OperandError(f"C must be a 2-D cupy.ndarray, got {type(C).__name__}")
+            raise OperandError(f"{name} must be a 2-D cupy.ndarray, got {type(C).__name__}")
     if tuple(C.shape) != (M, N):
-        raise OperandError(f"C has shape {tuple(C.shape)}; A @ B is {M}x{N}, so C must have shape ({M}, {N})")
+        raise OperandError(f"{name} has shape {tuple(C.shape)}; A @ B is {M}x{N}, so {name} must have shape ({M}, {N})")
     if C.dtype != np.dtype(kernel.out_dtype):
-        raise OperandError(f"C has dtype {C.dtype}; {kernel.title} writes {kernel.out_dtype}: allocate C with "
-                           f"cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")
+        raise OperandError(f"{name} has dtype {C.dtype}; {kernel.title} {verb} {kernel.out_dtype}: allocate {name} "
+                           f"with cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")
     if not C.flags.c_contiguous:
-        raise OperandError(f"C is {describe_layout(C)}; {kernel.title} writes it row-major (C-contiguous): "
-                           f"allocate C with cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")
-    c_start = _address(C)
-    for name, x in (("A", A), ("B", B)):
-        start = _address(x)
-        if c_start < start + x.nbytes and start < c_start + C.nbytes:
-            raise OperandError(f"C overlaps {name} in memory; the kernel would overwrite its own input: "
-                               "give C memory of its own")
+        raise OperandError(f"{name} is {describe_layout(C)}; {kernel.title} {verb} it row-major (C-contiguous): "
+                           f"allocate {name} with cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")
+    for other, x in (("A", A), ("B", B)):
+        if verb == "writes" and _overlap(C, x):
+            raise OperandError(f"{name} overlaps {other} in memory; the kernel would overwrite its own input: "
+                               f"give {name} memory of its own")
+
+
+def check_addend(kernel: GemmKernel, addend, out, M: int, N: int, alpha, beta, A, B) -> None:
+    """alpha and beta are real numbers; the C of alpha * A @ B + beta * C, needed where beta != 0, is a
+    row-major (M, N) array of the output dtype that is either the output itself or apart from it."""
+    for name, value in (("alpha", alpha), ("beta", beta)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise OperandError(f"{name}={value!r}: {kernel.title} takes real alpha and beta")
+    if (alpha, beta) != (1, 0) and not kernel.either_order:
+        raise OperandError(f"{kernel.title} computes A @ B only (alpha=1, beta=0); use Kernel 4.7 (tcgemm.matmul) "
+                           "for alpha * A @ B + beta * C")
+    if beta != 0 and addend is None:
+        raise OperandError(f"beta={beta} needs a C to scale: pass C, a ({M}, {N}) {kernel.out_dtype} array")
+    if addend is None:
+        return
+    _check_output(kernel, addend, M, N, A, B, name="C", verb="reads")
+    same = _address(addend) == _address(out) and addend.shape == out.shape
+    if not same and _overlap(addend, out):
+        raise OperandError("C overlaps out in memory without being out: pass out=C to update C in place, "
+                           "or give out memory of its own")
 
 
 def check_gemm_operands(kernel: GemmKernel, A, B, C=None, device: int | None = None) -> tuple[int, int, int]:
@@ -96,13 +138,18 @@ def check_gemm_operands(kernel: GemmKernel, A, B, C=None, device: int | None = N
             check_device(name, x, device)
     _check_array("A", A, kernel.a_order, kernel.in_dtype, kernel.title)
     _check_array("B", B, kernel.b_order, kernel.in_dtype, kernel.title)
+    if not kernel.any_shape:
+        for name, x in (("A", A), ("B", B)):
+            if _address(x) % 16:
+                raise OperandError(f"{name} starts at an address that is not a multiple of 16 bytes; {kernel.title} "
+                                   f"copies it in 16-byte chunks: pass a copy, cupy.array({name})")
     M, K = (int(s) for s in A.shape)
     Kb, N = (int(s) for s in B.shape)
     if K != Kb:
         raise OperandError(f"inner dimensions differ: A is {M}x{K} but B is {Kb}x{N}; A.shape[1] must equal B.shape[0]")
     check_gemm_shape(kernel, M, N, K)
     if C is not None:
-        _check_output(kernel, C, M, N, A, B)
+        _check_output(kernel, C, M, N, A, B, name="out" if kernel.either_order else "C")
     return M, N, K
 
 

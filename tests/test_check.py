@@ -65,3 +65,27 @@ def test_exact_comparison_finds_one_wrong_integer():
     assert str(bad) == "FAIL: 1 of 4 elements differ; first at (1, 0): 8 instead of 7"
     with pytest.raises(ValueError, match="dtype"):
         compare_exact(ref.astype(np.int64), ref)
+
+
+def test_tolerance_rule_follows_the_measured_growth_with_k():
+    """fp32 accumulators truncate: the tolerance grows as K once u K passes u sqrt(K) (K > 400);
+    fp16 accumulators round to nearest: it grows as sqrt(K)."""
+    from tcgemm.check import MARGIN, tolerance
+
+    fro, worst = tolerance("float32", 4096)
+    assert tolerance("float32", 4 * 4096) == pytest.approx((4 * fro, 4 * worst))
+    assert fro == pytest.approx(MARGIN * 2.0 ** -24 * 0.05 * 4096) and worst == 2 * fro
+    assert tolerance("float32", 64)[0] == pytest.approx(MARGIN * 2.0 ** -24 * 8)     # the sqrt(K) floor
+    assert tolerance("float16", 4 * 4096)[0] == pytest.approx(2 * tolerance("float16", 4096)[0])
+    assert tolerance("float32") == (1e-4, 1e-3)      # without K: the fixed tolerances
+    with pytest.raises(ValueError, match="positive"):
+        tolerance("float32", 0)
+    with pytest.raises(ValueError, match="precision"):
+        tolerance("bfloat16", 64)
+
+
+def test_compare_with_k_uses_the_rule(ref):
+    from tcgemm.check import tolerance
+
+    c = compare(ref.astype(np.float32), ref, "float32", K=96)
+    assert (c.tol_fro, c.tol_max) == tolerance("float32", 96) and c.passed

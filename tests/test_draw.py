@@ -23,7 +23,7 @@ from tcgemm.fragments.layouts import (  # noqa: E402
     ptx_instruction,
 )
 
-TYPE_BITS = {"f16": 16, "s8": 8, "f32": 32, "s32": 32}
+TYPE_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "e4m3": 8, "e5m2": 8, "f32": 32, "s32": 32}
 ALL_MMA = [(key, op) for key in MMA_VARIANTS for op in ("A", "B", "C", "D")]
 
 

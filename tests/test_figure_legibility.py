@@ -19,12 +19,14 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from tcgemm.catalog import GEMM_KERNELS  # noqa: E402
+from tcgemm import draw_numerics  # noqa: E402
 from tcgemm.fragments import draw, layouts, wmma  # noqa: E402
-from tcgemm.pipelines import draw_pipeline  # noqa: E402
+from tcgemm.pipelines import ablation, draw_pipeline  # noqa: E402
 from tcgemm.gpu.bench import CUBLAS, CUBLAS_SGEMM, GROUPS, Comparison  # noqa: E402  (imports no CuPy)
 from tcgemm.hw import peak_for  # noqa: E402
 from tcgemm.report import SWEEP_SHAPES, BenchResult, summarize, sweep_figure  # noqa: E402
 from tcgemm.results import comparison_figure, load, load_all  # noqa: E402
+from tcgemm.rounding import MMA_TYPES  # noqa: E402
 from tcgemm.sgemm import draw_regbank, draw_sgemm, regbank  # noqa: E402
 from tcgemm.smem import banks, draw_banks  # noqa: E402
 from tcgemm.style import (  # noqa: E402
@@ -97,6 +99,10 @@ FIGURES = {
                                     lambda: draw.mma_product_figure("m16n8k8", "f16", "f32")),
     ("mma_fragments", "c3c0307f"): ('draw.mma_product_figure("m16n8k32", "s8", "s32")',
                                     lambda: draw.mma_product_figure("m16n8k32", "s8", "s32")),
+    ("data_types", "dt-tf32-figure"): ('draw.mma_product_figure("m16n8k8", "tf32", "f32")',
+                                       lambda: draw.mma_product_figure("m16n8k8", "tf32", "f32")),
+    ("data_types", "dt-fp8-figure"): ('draw.mma_product_figure("m16n8k32", "e4m3", "f32")',
+                                      lambda: draw.mma_product_figure("m16n8k32", "e4m3", "f32")),
     # The probe observes the documented layout on a working GPU; the figure is drawn the same way.
     ("mma_fragments", "284641db"): ('draw.fragment_grid(observed, title="A of m16n8k16, as observed on this GPU")',
                                     lambda: draw.fragment_grid(layouts.mma_layout("m16n8k16", "A", "f16", "f32"),
@@ -114,6 +120,14 @@ FIGURES = {
     ("pipelines", "753aec3a"): ("fp16.figure()", lambda: bench_figure(("pipelines", "753aec3a"))),
     ("pipelines", "fa9d122f"): ("sweep_figure(sweep, title=", lambda: sweep_figure(
         sweep_rows(), title=f"{GEMM_KERNELS['k4.6'].title} vs cuBLAS on {H100}")),
+    # Made-up timings of Kernel 4.4 and of each step switched off.
+    ("ablation", "ab-measured"): ("ablation_figure(measurements)", lambda: ablation.ablation_figure(
+        [ablation.Measurement(s, 4096, 4096, 4096, True, "PASS", summarize([(3.3 + 0.3 * i) * 1e-4]), 200, 0)
+         for i, s in enumerate((None, *ablation.ABLATED))])),
+    # Made-up errors of every mma type (int8: exact), as tcgemm.gpu.numerics.errors_vs_k returns them.
+    ("numerics", "nm-errors-figure"): ("errors_figure(errors)", lambda: draw_numerics.errors_figure(
+        {label: [(K, 0.0 if label.startswith("int8") else 1e-7 * 4 ** i * K ** 0.5, 0.0)
+                 for K in (64, 256, 1024, 4096, 16384, 65536)] for i, label in enumerate(MMA_TYPES)})),
     ("wmma", "wm-expected-acc"): ('draw.fragment_grid(wmma.mma_pair("f32 accumulator"), title="Two m16n8k16 '
                                   'accumulators side by side")',
                                   lambda: draw.fragment_grid(wmma.mma_pair("f32 accumulator"),

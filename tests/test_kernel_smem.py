@@ -256,7 +256,7 @@ def test_bad_shapes_raise(args, message):
 def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="sm_90"):
         predict("k2.0", 64, 64, 32, arch="sm_75")
-    with pytest.raises(ValueError, match="k2.0, k2.1 only"):
+    with pytest.raises(ValueError, match="k2.0, k2.1, a1 only"):
         predict("k1.0", 64, 64, 32, permuted=False)
     with pytest.raises(KeyError, match="hgemm"):
         predict("cublas", 64, 64, 32)

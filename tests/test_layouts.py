@@ -47,6 +47,15 @@ EXPECTED_MMA = {
     ("m16n8k8", "f16", "B"): ([(0, 0)], 2, "col"),
     ("m16n8k32", "s8", "A"): ([(0, 0), (8, 0), (0, 16), (8, 16)], 4, "row"),
     ("m16n8k32", "s8", "B"): ([(0, 0), (16, 0)], 4, "col"),
+    # bf16 is drawn in f16's figures, e4m3/e5m2 in s8's; tf32 has its own (one element per register).
+    ("m16n8k16", "bf16", "A"): (TILES_16x16, 2, "row"),
+    ("m16n8k16", "bf16", "B"): ([(0, 0), (8, 0)], 2, "col"),
+    ("m16n8k8", "tf32", "A"): ([(0, 0), (8, 0), (0, 4), (8, 4)], 1, "row"),
+    ("m16n8k8", "tf32", "B"): ([(0, 0), (4, 0)], 1, "col"),
+    ("m16n8k32", "e4m3", "A"): ([(0, 0), (8, 0), (0, 16), (8, 16)], 4, "row"),
+    ("m16n8k32", "e4m3", "B"): ([(0, 0), (16, 0)], 4, "col"),
+    ("m16n8k32", "e5m2", "A"): ([(0, 0), (8, 0), (0, 16), (8, 16)], 4, "row"),
+    ("m16n8k32", "e5m2", "B"): ([(0, 0), (16, 0)], 4, "col"),
 }
 ACC_TILES = ([(0, 0), (8, 0)], 2, "row")
 
@@ -121,6 +130,9 @@ def test_spot_check_lane31_accumulator_and_lane6_b():
         ("m16n8k16.f16", "C", 2, 2), ("m16n8k16.f16", "D", 2, 2),
         ("m16n8k8.f32", "A", 2, 2), ("m16n8k8.f32", "B", 1, 2), ("m16n8k8.f32", "D", 4, 1),
         ("m16n8k32.s32", "A", 4, 4), ("m16n8k32.s32", "B", 2, 4), ("m16n8k32.s32", "C", 4, 1),
+        ("m16n8k16.bf16.f32", "A", 4, 2), ("m16n8k16.bf16.f32", "B", 2, 2), ("m16n8k16.bf16.f32", "D", 4, 1),
+        ("m16n8k8.tf32.f32", "A", 4, 1), ("m16n8k8.tf32.f32", "B", 2, 1), ("m16n8k8.tf32.f32", "C", 4, 1),
+        ("m16n8k32.e4m3.f32", "A", 4, 4), ("m16n8k32.e5m2.f32", "B", 2, 4), ("m16n8k32.e4m3.f32", "D", 4, 1),
     ],
 )
 def test_register_counts_follow_isa_operand_tables(key, operand, registers, per_register):
@@ -238,7 +250,62 @@ def test_emulated_mma_through_fragments_equals_matmul(key):
     assert layouts["C"].shape == (layouts["A"].shape[0], layouts["B"].shape[1])
 
 
+def _isa_formula_tables(shape, ab_type, operand):
+    """The PTX ISA 9.0 formulas of the new types, typed in as printed (sections 9.7.14.5.7,
+    9.7.14.5.8 and 9.7.14.5.10), element by element."""
+    g, t = np.arange(32)[:, None] >> 2, np.arange(32)[:, None] % 4
+    i = np.arange(mma_layout(shape, operand, ab_type).elements_per_lane)[None, :]
+    if (ab_type, operand) == ("tf32", "A"):     # row g for a0, a2; col t for a0, a1
+        return np.where((i == 0) | (i == 2), g, g + 8), np.where(i < 2, t, t + 4)
+    if (ab_type, operand) == ("tf32", "B"):     # row t for b0, t + 4 for b1; col g
+        return np.where(i == 0, t, t + 4), g + 0 * i
+    if (ab_type, operand) == ("bf16", "A"):     # m16n8k16 .f16/.bf16
+        return (np.where((i < 2) | ((4 <= i) & (i < 6)), g, g + 8),
+                np.where(i < 4, t * 2 + (i & 1), t * 2 + (i & 1) + 8))
+    if (ab_type, operand) == ("bf16", "B"):
+        return np.where(i < 2, t * 2 + (i & 1), t * 2 + (i & 1) + 8), g + 0 * i
+    if operand == "A":                          # m16n8k32 .s8/.u8/.e4m3/.e5m2
+        return (np.where((i < 4) | ((8 <= i) & (i < 12)), g, g + 8),
+                np.where(i < 8, t * 4 + (i & 3), t * 4 + (i & 3) + 16))
+    return np.where(i < 4, t * 4 + (i & 3), t * 4 + (i & 3) + 16), g + 0 * i
+
+
+@pytest.mark.parametrize("key", ["m16n8k16.bf16.f32", "m16n8k8.tf32.f32", "m16n8k32.e4m3.f32",
+                                 "m16n8k32.e5m2.f32"])
+@pytest.mark.parametrize("operand", ["A", "B"])
+def test_new_types_follow_the_isa_formulas(key, operand):
+    shape, ab_type, acc_type = MMA_VARIANTS[key]
+    layout = mma_layout(shape, operand, ab_type, acc_type)
+    rows, cols = _isa_formula_tables(shape, ab_type, operand)
+    np.testing.assert_array_equal(layout.row, rows)
+    np.testing.assert_array_equal(layout.col, cols)
+
+
+def test_tf32_a_is_not_f16_a_of_the_same_shape():
+    """m16n8k8 .tf32 walks k before the second row block (a1 is row g + 8); .f16 packs two k per
+    register and takes row g + 8 in its second register. Same 16 x 8 matrix, different lanes' data."""
+    tf32, f16 = mma_layout("m16n8k8", "A", "tf32"), mma_layout("m16n8k8", "A", "f16")
+    assert list(zip(tf32.row[5], tf32.col[5])) == [(1, 1), (9, 1), (1, 5), (9, 5)]
+    assert list(zip(f16.row[5], f16.col[5])) == [(1, 2), (1, 3), (9, 2), (9, 3)]
+
+
+def test_fp8_needs_sm_89_and_says_so_in_one_line():
+    assert [L.min_sm(v) for v in MMA_VARIANTS] == [80] * 6 + [89] * 2
+    assert L.unsupported("m16n8k32.e5m2.f32", "sm_89") is None
+    assert L.unsupported("m16n8k16.bf16.f32", "sm_80") is None
+    assert L.unsupported("m16n8k32.e4m3.f32", "sm_86") == (
+        "this GPU (sm_86) has no .e4m3 mma.sync (sm_89 and later): m16n8k32.e4m3.f32 skipped")
+    with pytest.raises(ValueError, match="sm_90"):
+        L.unsupported("m16n8k32.e4m3.f32", "90")
+    assert L.element_bits("tf32") == 32 and L.element_bits("e5m2") == 8
+    with pytest.raises(ValueError, match="e4m3"):
+        L.element_bits("fp8")
+
+
 def test_ptx_instruction_strings():
+    assert ptx_instruction("m16n8k16.bf16.f32") == "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+    assert ptx_instruction("m16n8k8.tf32.f32") == "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+    assert ptx_instruction("m16n8k32.e5m2.f32") == "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32"
     assert ptx_instruction("m16n8k16.f32") == "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
     assert ptx_instruction("m16n8k16.f16") == "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"
     assert ptx_instruction("m16n8k8.f32") == "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32"
@@ -270,6 +337,8 @@ def test_describe_reads_formulas_off_the_tables():
         (lambda: mma_layout("m16n8k32", "A", "f16"), "s8"),
         (lambda: mma_layout("m16n8k16", "C", "f16", "s32"), "f32, f16"),
         (lambda: mma_layout("m16n8k32", "C", "s8", "f32"), "s32"),
+        (lambda: mma_layout("m16n8k8", "C", "tf32", "f16"), "f32"),
+        (lambda: mma_layout("m16n8k8", "A", "e4m3"), "f16, tf32"),
         (lambda: ldmatrix_layout(3), ".x1/.x2/.x4"),
         (lambda: ldmatrix_address_lane(8), ".x1/.x2/.x4"),
         (lambda: ptx_instruction("m16n8k16.bf16"), "m16n8k16.f32"),

@@ -184,3 +184,37 @@ def test_wmma_case_compiles_to_its_claims(wmma_sass, key, case, arch):
         present = [s for s in spec.repack_sass if s in listing]
         assert not present, f"{key} {case} on {arch}: mma's own orders, yet {present} in the SASS"
     assert not LOCAL_MEMORY.search(listing), f"{key} {case} on {arch} spills to local memory"
+
+
+@pytest.fixture(scope="module")
+def order_sass(tmp_path_factory) -> dict[tuple[str, str, str], str]:
+    """(tile, case, arch) -> SASS of Kernel 4.7 compiled for that case's memory orders of A and B: the
+    configured tile on every target, and the smallest tile (16 x 64: the narrowest MN-major rows) on sm_90."""
+    from tcgemm.catalog import configured
+    from tcgemm.plan import tile_named
+    jobs = [("configured", case, a) for case in WMMA_CASES for a in ARCHS] + \
+           [("16x64", case, "sm_90") for case in WMMA_CASES]
+
+    def spec(tile, case, arch):
+        base = configured("k4.7", arch) if tile == "configured" else GEMM_KERNELS["k4.7"].with_tile(tile_named(tile))
+        return base.with_orders(*WMMA_CASES[case])
+    return dict(zip(jobs, _compile_all(tmp_path_factory.mktemp("order_cubins"), [
+        (spec(*job).source, job[2], spec(*job).defines) for job in jobs])))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("case", list(WMMA_CASES))
+def test_kernel_4_7_reads_each_order_with_its_ldmatrix(order_sass, case, arch):
+    """A K-major operand (A row-major, B column-major) is read with LDSM.16.M88.4, an MN-major one with
+    LDSM.16.MT88.4 (ldmatrix.trans), and only then; every case keeps HMMA.16816.F32 and spills nothing."""
+    a_order, b_order = WMMA_CASES[case]
+    for tile in ("configured", "16x64"):
+        listing = order_sass.get((tile, case, arch))
+        if listing is None:
+            continue
+        trans = a_order == "F" or b_order == "C"
+        plain = a_order == "C" or b_order == "F"
+        assert "HMMA.16816.F32" in listing, (tile, case, arch)
+        assert ("LDSM.16.MT88.4" in listing) == trans, (tile, case, arch, _mnemonics(listing))
+        assert ("LDSM.16.M88.4" in listing) == plain, (tile, case, arch, _mnemonics(listing))
+        assert not LOCAL_MEMORY.search(listing), f"Kernel 4.7 {case} {tile} on {arch} spills to local memory"

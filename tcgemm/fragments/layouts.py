@@ -5,8 +5,10 @@ Every layout is a pair of integer tables ``row[lane, element]`` and
 ``col[lane, element]``: element ``element`` held by lane ``lane`` of the warp is
 entry ``(row, col)`` of the matrix the fragment covers.
 
-The formulas are transcribed from the PTX ISA, sections "Matrix Fragments for
-mma.m16n8k8", "... mma.m16n8k16 with floating point type", "... mma.m16n8k32"
+The formulas are transcribed from the PTX ISA (version 9.0), sections 9.7.14.5.7
+"Matrix Fragments for mma.m16n8k8" (.f16/.bf16 and, with other A and B fragments,
+.tf32), 9.7.14.5.8 "... mma.m16n8k16 with floating point type" (.f16 and .bf16:
+one table), 9.7.14.5.10 "... mma.m16n8k32" (.s8/.u8 and .e4m3/.e5m2: one table)
 and "Warp-level matrix load instruction: ldmatrix". They use
 
     groupID           = lane >> 2
@@ -31,18 +33,26 @@ MMA_OPERANDS = ("A", "B", "C", "D")
 
 # Accepted (ab_type, acc_type) per shape; the first pair is the default.
 _MMA_TYPES: dict[str, dict[str, tuple[str, ...]]] = {
-    "m16n8k8": {"f16": ("f32", "f16")},
-    "m16n8k16": {"f16": ("f32", "f16")},
-    "m16n8k32": {"s8": ("s32",)},
+    "m16n8k8": {"f16": ("f32", "f16"), "tf32": ("f32",)},
+    "m16n8k16": {"f16": ("f32", "f16"), "bf16": ("f32",)},
+    "m16n8k32": {"s8": ("s32",), "e4m3": ("f32",), "e5m2": ("f32",)},
 }
-_BITS = {"f16": 16, "s8": 8, "f32": 32, "s32": 32}
+_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "e4m3": 8, "e5m2": 8, "f32": 32, "s32": 32}
+# The PTX ISA's target requirement of mma.sync with these A/B types; the others need sm_80 at most.
+_MIN_SM = {"e4m3": 89, "e5m2": 89}
 
 MMA_VARIANTS: dict[str, tuple[str, str, str]] = {
     "m16n8k16.f32": ("m16n8k16", "f16", "f32"),
     "m16n8k16.f16": ("m16n8k16", "f16", "f16"),
     "m16n8k8.f32": ("m16n8k8", "f16", "f32"),
     "m16n8k32.s32": ("m16n8k32", "s8", "s32"),
+    "m16n8k16.bf16.f32": ("m16n8k16", "bf16", "f32"),
+    "m16n8k8.tf32.f32": ("m16n8k8", "tf32", "f32"),
+    "m16n8k32.e4m3.f32": ("m16n8k32", "e4m3", "f32"),
+    "m16n8k32.e5m2.f32": ("m16n8k32", "e5m2", "f32"),
 }
+# The fp16 and int8 variants, those of the first chapter; the data-types chapter adds the others.
+F16_S8_VARIANTS = ("m16n8k16.f32", "m16n8k16.f16", "m16n8k8.f32", "m16n8k32.s32")
 
 LDMATRIX_NUMS = (1, 2, 4)
 
@@ -156,7 +166,8 @@ def _lane_coordinates(elements_per_lane: int):
 
 
 # --- PTX ISA rules, one function per (shape, operand, element width) -----------------
-# Each returns (row, col) for groupID g, threadID_in_group t and element index i.
+# Each returns (row, col) for groupID g, threadID_in_group t and element index i. The rules
+# depend on the width only: bf16 shares f16's, e4m3 and e5m2 share s8's.
 
 def _a_m16n8k8_f16(g, t, i):
     row = np.where(i < 2, g, g + 8)
@@ -166,6 +177,18 @@ def _a_m16n8k8_f16(g, t, i):
 
 def _b_m16n8k8_f16(g, t, i):
     return t * 2 + i, g
+
+
+def _a_m16n8k8_tf32(g, t, i):
+    """One 32-bit element per register: a0..a3 walk the blocks top-left, bottom-left, top-right,
+    bottom-right of 8 x 4 each (f16's a0..a3 are two registers of one row pair instead)."""
+    row = np.where(i % 2 == 0, g, g + 8)
+    col = np.where(i < 2, t, t + 4)
+    return row, col
+
+
+def _b_m16n8k8_tf32(g, t, i):
+    return np.where(i == 0, t, t + 4), g
 
 
 def _a_m16n8k16_f16(g, t, i):
@@ -198,12 +221,14 @@ def _c_m16n8(g, t, i):
 
 
 _OPERAND_RULES = {
-    ("m16n8k8", "A"): _a_m16n8k8_f16,
-    ("m16n8k8", "B"): _b_m16n8k8_f16,
-    ("m16n8k16", "A"): _a_m16n8k16_f16,
-    ("m16n8k16", "B"): _b_m16n8k16_f16,
-    ("m16n8k32", "A"): _a_m16n8k32_s8,
-    ("m16n8k32", "B"): _b_m16n8k32_s8,
+    ("m16n8k8", "A", 16): _a_m16n8k8_f16,
+    ("m16n8k8", "B", 16): _b_m16n8k8_f16,
+    ("m16n8k8", "A", 32): _a_m16n8k8_tf32,
+    ("m16n8k8", "B", 32): _b_m16n8k8_tf32,
+    ("m16n8k16", "A", 16): _a_m16n8k16_f16,
+    ("m16n8k16", "B", 16): _b_m16n8k16_f16,
+    ("m16n8k32", "A", 8): _a_m16n8k32_s8,
+    ("m16n8k32", "B", 8): _b_m16n8k32_s8,
 }
 
 
@@ -234,8 +259,9 @@ def mma_layout(
 ) -> FragmentLayout:
     """The fragment layout of one operand of ``mma.sync.aligned.<shape>.row.col``.
 
-    shape: "m16n8k8", "m16n8k16" (with ab_type "f16", acc_type "f32" or "f16") or
-    "m16n8k32" (ab_type "s8", acc_type "s32"). None picks the first accepted type.
+    shape: "m16n8k8" (ab_type "f16" with acc_type "f32" or "f16"; "tf32" with "f32"), "m16n8k16"
+    ("f16" with "f32" or "f16"; "bf16" with "f32") or "m16n8k32" ("s8" with "s32"; "e4m3" or
+    "e5m2" with "f32"). None picks the first accepted type.
     operand: "A" (m x k), "B" (k x n), "C" or "D" (m x n).
     """
     ab_type, acc_type = mma_types(shape, ab_type, acc_type)
@@ -246,7 +272,7 @@ def mma_layout(
         matrix_shape, rule, element_type = (m, n), _c_m16n8, acc_type
     else:
         matrix_shape = (m, k) if operand == "A" else (k, n)
-        rule, element_type = _OPERAND_RULES[(shape, operand)], ab_type
+        rule, element_type = _OPERAND_RULES[(shape, operand, _BITS[ab_type])], ab_type
     elements_per_lane = matrix_shape[0] * matrix_shape[1] // WARP_SIZE
     row, col = rule(*_lane_coordinates(elements_per_lane))
     return FragmentLayout(
@@ -271,6 +297,37 @@ def _variant(variant_key: str) -> tuple[str, str, str]:
             f"unknown mma variant {variant_key!r}; accepted: {', '.join(MMA_VARIANTS)}"
         )
     return MMA_VARIANTS[variant_key]
+
+
+def variant_identifier(variant_key: str) -> str:
+    """The variant key as a C identifier, m16n8k16.bf16.f32 -> m16n8k16_bf16_f32: the kernels of
+    kernels/probe_mma.cu and probe_mma_ceiling.cu are named with it."""
+    _variant(variant_key)
+    return variant_key.replace(".", "_")
+
+
+def element_bits(element_type: str) -> int:
+    """Bits per element of an mma operand type: f16 16, tf32 32 (one per register), e4m3 8, ..."""
+    if element_type not in _BITS:
+        raise ValueError(f"unknown mma element type {element_type!r}; accepted: {', '.join(_BITS)}")
+    return _BITS[element_type]
+
+
+def min_sm(variant_key: str) -> int:
+    """The lowest compute capability (as 80, 89, ...) whose mma.sync takes the variant's A/B type:
+    89 for e4m3 and e5m2 (PTX ISA: sm_89 or higher), 80 for the others."""
+    return _MIN_SM.get(_variant(variant_key)[1], 80)
+
+
+def unsupported(variant_key: str, arch: str) -> str | None:
+    """None when a GPU of `arch` ("sm_86", "sm_90", ...) executes the variant; else one line why not."""
+    if not arch.startswith("sm_") or not arch[3:].isdigit():
+        raise ValueError(f"arch must look like 'sm_90', got {arch!r}")
+    need = min_sm(variant_key)
+    if int(arch[3:]) >= need:
+        return None
+    return (f"this GPU ({arch}) has no .{_variant(variant_key)[1]} mma.sync (sm_{need} and later): "
+            f"{variant_key} skipped")
 
 
 def ptx_instruction(variant_key: str) -> str:

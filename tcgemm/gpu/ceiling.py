@@ -1,4 +1,5 @@
-"""Measure the mma.sync ceiling on this GPU: the best rate over a few occupancies, each checked."""
+"""Measure the mma.sync ceiling of each variant on this GPU: the best rate over a few occupancies,
+each checked."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,8 +8,12 @@ import numpy as np
 
 from tcgemm.catalog import PROBES
 from tcgemm import ceiling as model
+from tcgemm.errors import UnsupportedOnGPUError
+from tcgemm.fragments.layouts import MMA_VARIANTS, unsupported
+from tcgemm.hw import peak_for
+from tcgemm.table import Table
 from tcgemm.report import Timing
-from tcgemm.gpu.compile import get_function
+from tcgemm.gpu.compile import current_arch, get_function
 from tcgemm.gpu.device import device_info, require_gpu
 from tcgemm.gpu.timing import time_launches
 
@@ -21,33 +26,38 @@ class Ceiling:
     tflops: float
     timing: Timing
     warps_per_sm: int
-    iters: int
-    exact: bool             # every warp's result equal to iters * sum_c A_c B
+    rounds: int
+    exact: bool             # every warp's result equal to sum_c A_c B
+    variant: str = model.DEFAULT_VARIANT
 
     def __str__(self) -> str:
-        return (f"mma.sync m16n8k16 ceiling: {self.tflops:.1f} TFLOP/s\n"
-                f"({self.warps_per_sm} warps per SM, {model.CHAINS} independent chains each, {self.iters} rounds; "
+        return (f"mma.sync {self.variant} ceiling: {self.tflops:.1f} {model.rate_unit(self.variant)}\n"
+                f"({self.warps_per_sm} warps per SM, {model.CHAINS} independent chains each, {self.rounds} rounds; "
                 f"result {'exact' if self.exact else 'WRONG'})")
 
 
-def run_once(warps_per_sm: int, iters: int, seed: int | None = None) -> tuple[Ceiling, np.ndarray]:
-    cupy = require_gpu()
+def run_once(warps_per_sm: int, rounds: int, seed: int | None = None,
+             variant: str = model.DEFAULT_VARIANT) -> tuple[Ceiling, np.ndarray]:
+    """One checked, timed configuration; UnsupportedOnGPUError where this GPU lacks the variant."""
     if warps_per_sm % 4:
         raise ValueError(f"warps_per_sm must be a multiple of 4 (blocks of {THREADS} threads), got {warps_per_sm}")
+    if reason := unsupported(variant, current_arch()):
+        raise UnsupportedOnGPUError(reason)
+    cupy = require_gpu()
     info = device_info()
     blocks = info.sm_count * warps_per_sm // 4
     warps = blocks * THREADS // 32
-    a_tiles, b = model.operands(seed)
-    a_regs, b_regs = (cupy.asarray(x) for x in model.registers(a_tiles, b))
+    a_tiles, b = model.operands(variant, seed)
+    a_regs, b_regs, b_neg = (cupy.asarray(x) for x in model.registers(variant, a_tiles, b))
     d = cupy.full((warps, 32, 4), np.nan, dtype=np.float32)
-    kernel = get_function(SOURCE, "mma_ceiling")
-    launch = lambda: kernel((blocks,), (THREADS,), (a_regs, b_regs, d, np.int32(iters)))
+    kernel = get_function(SOURCE, model.entry(variant))
+    launch = lambda: kernel((blocks,), (THREADS,), (a_regs, b_regs, b_neg, d, np.int32(rounds)))
     launch()
-    got = model.warp_results(cupy.asnumpy(d))
-    exact = bool(np.array_equal(got, np.broadcast_to(model.expected(a_tiles, b, iters), got.shape)))
+    got = model.warp_results(variant, cupy.asnumpy(d))
+    exact = bool(np.array_equal(got, np.broadcast_to(model.expected(a_tiles, b), got.shape)))
     timing = time_launches(launch, warmup=3, reps=20, flush_l2=False)
-    tflops = model.flops(warps, iters) / timing.median / 1e12
-    return Ceiling(tflops, timing, warps_per_sm, iters, exact), got
+    tflops = model.flops(variant, warps, rounds) / timing.median / 1e12
+    return Ceiling(tflops, timing, warps_per_sm, rounds, exact, variant), got
 
 
 def best_of(runs: list, what: str = "mma.sync ceiling"):
@@ -59,6 +69,23 @@ def best_of(runs: list, what: str = "mma.sync ceiling"):
     return max(runs, key=lambda r: r.tflops)
 
 
-def measure(warps_per_sm=(4, 8, 16, 32), iters: int = 2048, seed: int | None = None) -> Ceiling:
+def measure(warps_per_sm=(4, 8, 16, 32), rounds: int = 1024, seed: int | None = None,
+            variant: str = model.DEFAULT_VARIANT) -> Ceiling:
     """The fastest checked configuration. Raises if any configuration computes a wrong result."""
-    return best_of([run_once(w, iters, seed)[0] for w in warps_per_sm])
+    return best_of([run_once(w, rounds, seed, variant)[0] for w in warps_per_sm])
+
+
+def measure_variants(variants=None) -> tuple[list[Ceiling], list[str]]:
+    """The ceiling (`measure`) of every variant this GPU executes (default: all of MMA_VARIANTS), and
+    one line for each variant it lacks."""
+    variants = MMA_VARIANTS if variants is None else variants
+    reasons = {v: unsupported(v, current_arch()) for v in variants}
+    return [measure(variant=v) for v, r in reasons.items() if r is None], [r for r in reasons.values() if r]
+
+
+def variants_table(variants=None) -> Table:
+    """measure_variants as a table, beside the datasheet rate of each variant's types, with the mma
+    each SM completes per clock at the driver's highest clock."""
+    ceilings, skipped = measure_variants(variants)
+    info = device_info()
+    return model.variants_table(ceilings, peak_for(info.name), skipped, info.sm_count, info.sm_clock_mhz)

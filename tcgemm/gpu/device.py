@@ -1,8 +1,11 @@
 """Find the GPU and describe it."""
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, asdict
 from functools import lru_cache
+from pathlib import Path
 
 from tcgemm import cuda_env
 from tcgemm.errors import NoGPUError
@@ -120,3 +123,10 @@ def device_info() -> DeviceInfo:
         cuda_driver=_version(rt.driverGetVersion()),
         cupy_version=cupy.__version__,
     )
+
+
+def observation_path(prefix: str, out_dir: str | Path | None = None) -> Path:
+    """Where a probe writes what it saw on this GPU: <out_dir>/<prefix>_<gpu name>.json, out_dir by
+    default $OUT, else the current folder (tests/data keeps the recorded ones)."""
+    device = re.sub(r"[^a-z0-9]+", "_", device_info().name.lower()).strip("_")
+    return Path(out_dir or os.environ.get("OUT") or ".") / f"{prefix}_{device}.json"

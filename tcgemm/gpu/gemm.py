@@ -9,7 +9,7 @@ import numpy as np
 from tcgemm.catalog import GEMM_KERNELS, GemmKernel
 from tcgemm.hw import peak_for
 from tcgemm.plan import MMA_SYNC_SHARE, GpuShape, plan
-from tcgemm.validate import check_gemm_operands, check_gemm_shape
+from tcgemm.validate import check_addend, check_device, check_gemm_operands, check_gemm_shape, leading_dimension
 from tcgemm.gpu.compile import current_arch, get_function, source_versions
 from tcgemm.gpu.device import device_info, require_gpu
 
@@ -85,62 +85,83 @@ def planned(spec: GemmKernel, M: int, N: int, K: int) -> GemmKernel:
     return spec.with_tile(chosen.tile, chosen.splits)
 
 
+def _needs_staging(spec: GemmKernel, x, order: str, K: int) -> bool:
+    """Whether operand x must be copied into an aligned buffer before the kernel can read it: its
+    16-byte copies need rows of a multiple of K_ALIGN elements that start 16-byte aligned (Kernel 4.7
+    reads the edges of M, N and K itself; Kernels 4.5 and 4.6 need K a multiple of K_ALIGN; the other
+    kernels refuse an unaligned operand, in tcgemm.validate)."""
+    if spec.either_order:
+        return x.data.ptr % 16 != 0 or leading_dimension(x, order) % K_ALIGN != 0
+    return spec.any_shape and (x.data.ptr % 16 != 0 or K % K_ALIGN != 0)
+
+
+def _aligned_buffer(x, order: str):
+    """A zero-filled buffer for x, in x's memory order, with the contiguous dimension rounded up to
+    K_ALIGN elements, and the view of it that x is copied into."""
+    rows, cols = x.shape
+    if order == "C":
+        buffer = _gpu().zeros((rows, -(-cols // K_ALIGN) * K_ALIGN), dtype=x.dtype)
+        return buffer, buffer[:, :cols]
+    buffer = _gpu().zeros((-(-rows // K_ALIGN) * K_ALIGN, cols), dtype=x.dtype, order="F")
+    return buffer, buffer[:rows, :]
+
+
 class PreparedGemm:
-    """C = A @ B with one kernel configuration, on operands checked once (tcgemm.gpu.gemm.prepare).
-    Calling it launches the kernel on the current stream, with the function, grid and arguments
-    fetched when it was prepared: no checks, no lookups. A kernel edited since then is not picked
-    up: prepare again."""
+    """out = alpha * A @ B + beta * addend with one kernel configuration, on operands checked once
+    (tcgemm.gpu.gemm.prepare). Calling it launches the kernel on the current stream, with the function,
+    grid and arguments fetched when it was prepared: no checks, no lookups. A kernel edited since then
+    is not picked up: prepare again.
 
-    __slots__ = ("spec", "A", "B", "C", "M", "N", "K", "_fn", "_grid", "_block", "_args", "_smem", "_reduce")
+    An operand the kernel cannot read where it lies (rows not 16-byte aligned: see _needs_staging) is
+    copied, on every call, into a zero-padded buffer allocated here: `staged` names them."""
 
-    def __init__(self, spec: GemmKernel, A, B, C, K: int, kernel_operands=None):
+    __slots__ = ("spec", "A", "B", "C", "M", "N", "K", "staged", "_copies", "_fn", "_grid", "_block", "_args",
+                 "_smem", "_reduce")
+
+    def __init__(self, spec: GemmKernel, A, B, C, K: int, alpha=1.0, beta=0.0, addend=None):
         self.spec, self.A, self.B, self.C = spec, A, B, C
         (self.M, self.N), self.K = C.shape, K
-        Ak, Bk = kernel_operands or (A, B)
+        operands, self._copies, self.staged = [], [], ()
+        for name, x, order in (("A", A, spec.a_order), ("B", B, spec.b_order)):
+            if _needs_staging(spec, x, order, K):
+                buffer, view = _aligned_buffer(x, order)
+                self._copies.append((view, x))
+                self.staged += (name,)
+                x = buffer
+            operands.append(x)
+        Ak, Bk = operands
         self._fn = kernel_function(spec)
         self._grid, self._block, self._smem = spec.grid(self.M, self.N), spec.block, spec.smem_bytes
-        out, self._reduce = C, None
-        if spec.splits > 1:     # partial C per split into a workspace, then one pass adds them into C
-            out = _gpu().empty(spec.splits * self.M * self.N, dtype=np.float32)
-            count = self.M * self.N
-            self._reduce = (reduce_function(spec), (min(8 * device_info().sm_count, -(-count // REDUCE_THREADS)),), (REDUCE_THREADS,),
-                            (out, C, np.int32(count), np.int32(spec.splits)))
-        self._args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(Ak.shape[1]))
+        out, self._reduce, count = C, None, self.M * self.N
+        split = spec.splits > 1
+        scaling = (np.float32(alpha), np.float32(beta), C if addend is None else addend)
+        if split:     # partial C per split into a workspace, then one pass adds them into C
+            out = _gpu().empty(spec.splits * count, dtype=np.float32)
+            self._reduce = (reduce_function(spec), (min(8 * device_info().sm_count, -(-count // REDUCE_THREADS)),),
+                            (REDUCE_THREADS,), (out, C, np.int32(count), np.int32(spec.splits)) +
+                            (scaling if spec.either_order else ()))
+        if spec.either_order:
+            lda, ldb = leading_dimension(Ak, spec.a_order), leading_dimension(Bk, spec.b_order)
+            self._args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(K), np.int32(lda),
+                          np.int32(ldb)) + ((np.float32(1), np.float32(0), out) if split else scaling)
+        else:
+            self._args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(Ak.shape[1]))
 
     def __call__(self) -> None:
+        for staged, operand in self._copies:
+            staged[...] = operand
         self._fn(self._grid, self._block, self._args, shared_mem=self._smem)
         if self._reduce is not None:
             self._reduce[0](*self._reduce[1:])
 
 
-class PaddedGemm(PreparedGemm):
-    """The padding path of the any-shape kernels, for K not a multiple of K_ALIGN: each call copies
-    A and B into zero-padded buffers (allocated once; the zeros add nothing to C), then launches:
-    two copies more per call (M*K and K*N elements), and every call reads the current A and B."""
-
-    __slots__ = ("_copies",)
-
-    def __init__(self, spec: GemmKernel, A, B, C, K: int):
-        cupy = _gpu()
-        (M, _), N = A.shape, B.shape[1]
-        Kp = -(-K // K_ALIGN) * K_ALIGN
-        Ap = cupy.zeros((M, Kp), dtype=A.dtype)
-        Bp = cupy.zeros((Kp, N), dtype=B.dtype, order="F")
-        self._copies = ((Ap[:, :K], A), (Bp[:K, :], B))
-        super().__init__(spec, A, B, C, K, (Ap, Bp))
-
-    def __call__(self) -> None:
-        for padded, operand in self._copies:
-            padded[...] = operand
-        super().__call__()
-
-
-def prepare(spec: GemmKernel, A, B, C=None) -> PreparedGemm:
-    """Check C = A @ B for the kernel configuration `spec` once (GPU arrays on the current device,
-    dtypes, memory orders, shape multiples, 32-bit index limits; C's shape, dtype and order), fetch
-    the compiled kernel, and return the launch. A: (M, K), B: (K, N) in the kernel's input dtype and
-    orders (tcgemm.catalog); C: (M, N) row-major in its output dtype, or None for a new one filled
-    with NaN, so an element the kernel fails to write cannot pass a check."""
+def prepare(spec: GemmKernel, A, B, C=None, *, alpha=1, beta=0, addend=None) -> PreparedGemm:
+    """Check C = alpha * A @ B + beta * addend for the kernel configuration `spec` once (GPU arrays on the
+    current device, dtypes, memory orders, shape multiples, 32-bit index limits; C's shape, dtype and
+    order; alpha, beta and the addend: Kernel 4.7 only), fetch the compiled kernel, and return the launch.
+    A: (M, K), B: (K, N) in the kernel's input dtype and orders (tcgemm.catalog); C: (M, N) row-major
+    in its output dtype, or None for a new one filled with NaN, so an element the kernel fails to write
+    cannot pass a check."""
     cupy = _gpu()
     M, N, K = check_gemm_operands(spec, A, B, C, device=cupy.cuda.runtime.getDevice())
     if spec.planned:
@@ -148,25 +169,34 @@ def prepare(spec: GemmKernel, A, B, C=None) -> PreparedGemm:
         check_gemm_shape(spec, M, N, K)     # the split's partials must fit 32-bit indices too
     if C is None:
         C = cupy.full((M, N), np.nan, dtype=spec.out_dtype)
-    return (PaddedGemm if spec.any_shape and K % K_ALIGN else PreparedGemm)(spec, A, B, C, K)
+    check_addend(spec, addend, C, M, N, alpha, beta, A, B)
+    if addend is not None:
+        check_device("C", addend, cupy.cuda.runtime.getDevice())
+    return PreparedGemm(spec, A, B, C, K, alpha, beta, addend)
 
 
 def _signature(x) -> tuple:
     return (x.data.ptr, x.shape, x.strides, x.dtype.char, x.device.id)
 
 
-_LAST_LAUNCH: list = [None, None]     # (spec and operand signatures, its prepared launch)
+_LAST_LAUNCH: list = [None, None]     # (spec, operand signatures and scalars; its prepared launch)
+
+
+def prepared(spec: GemmKernel, A, B, C, *, alpha=1, beta=0, addend=None) -> PreparedGemm:
+    """prepare(...), or the launch prepared the time before when this call has the same configuration,
+    the same arrays and the same scalars (that launch holds the arrays, so their memory cannot have
+    been freed and reused); C None always prepares anew, into a new C."""
+    arrays = (A, B, C, addend)
+    key = (spec, alpha, beta) + tuple(None if x is None else _signature(x) for x in arrays) if C is not None and all(
+        x is None or (hasattr(x, "data") and hasattr(x, "device")) for x in arrays) else None
+    if key is None or _LAST_LAUNCH[0] != key:
+        _LAST_LAUNCH[:] = [key, prepare(spec, A, B, C, alpha=alpha, beta=beta, addend=addend)]
+    return _LAST_LAUNCH[1]
 
 
 def launch(spec: GemmKernel, A, B, C) -> None:
-    """C = A @ B with `spec`, checked. A launch with the same configuration and the same arrays as
-    the one before reuses that one's checks and setup (its prepared launch holds the arrays, so the
-    memory cannot have been freed and reused); anything else is prepared, i.e. checked, anew."""
-    key = (spec, _signature(A), _signature(B), _signature(C)) if all(
-        hasattr(x, "data") and hasattr(x, "device") for x in (A, B, C)) else None
-    if key is None or _LAST_LAUNCH[0] != key:
-        _LAST_LAUNCH[:] = [key, prepare(spec, A, B, C)]
-    _LAST_LAUNCH[1]()
+    """C = A @ B with `spec`, checked (once for a run of launches on the same arrays: see prepared)."""
+    prepared(spec, A, B, C)()
 
 
 def gemm(key: str, A, B, spec: GemmKernel | None = None):

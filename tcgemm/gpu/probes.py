@@ -1,38 +1,47 @@
 """Ask the hardware which lane and register hold which matrix element, and compare with tcgemm.fragments.layouts.
 
 mma probes. Each experiment is one warp running one mma.sync on register contents chosen by the host.
-  D observed directly: A[m,0] = m, A[m,1] = 1, B[0,n] = 8, B[1,n] = n + 1, all else 0, so that
-    D[m,n] = 8m + n + 1 names its own position; each lane's D registers tell where they sit.
-  A observed: a single 1 in one (lane, element) of A; B[k,n] = k + 1. D is non-zero in one row only,
-    the row of that element, and its value is the element's column + 1.
-  B observed: a single 1 in one (lane, element) of B; A[m,k] = k + 1. D is non-zero in one column,
-    the element's column, and its value is the element's row + 1.
+Every input is 0, 1, a power of two up to 64 or an integer up to 8: exact in every input type, the
+8-bit floats included (e5m2 holds the integers only up to 8).
+  D observed directly: A[m,j] = bit j of m (j < 4), A[m,4] = 1, B[j,n] = 8 * 2^j (j < 4),
+    B[4,n] = n + 1, all else 0, so that D[m,n] = 8m + n + 1 names its own position; each lane's
+    D registers tell where they sit.
+  A observed: a single 1 in one (lane, element) of A; B[k,n] = bit n of k + 1. D is non-zero in one
+    row only, the row of that element, and its entries spell the element's column + 1 in binary.
+  B observed: a single 1 in one (lane, element) of B; A[m,k] = bit m of k + 1. D is non-zero in one
+    column, the element's column, and its entries spell the element's row + 1 in binary.
   C observed: a single 1 in one (lane, element) of C, A = B = 0; D = C shows C shares D's layout.
-Each operand is observed through the maps of the others, so a wrong map shows up on its own line.
+Each operand is observed through the maps of the others: a wrong map shows up on its own line (and
+on the lines of the experiments that fill its operand through it; C is observed with A = B = 0).
 One thing no mma experiment can see: renumbering k the same way in A and B leaves A @ B unchanged.
 The ldmatrix probe pins that down, since it reads from addresses we choose.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
 from tcgemm.catalog import PROBES
+from tcgemm.errors import UnsupportedOnGPUError
 from tcgemm.fragments.layouts import (FragmentLayout, MMA_VARIANTS, ldmatrix_address_lane, ldmatrix_instruction,
-                                     ldmatrix_layout, mma_layout, ptx_instruction, same_positions)
-from tcgemm.gpu.compile import get_function
-from tcgemm.gpu.device import require_gpu
+                                     ldmatrix_layout, mma_layout, ptx_instruction, same_positions, unsupported,
+                                     variant_identifier)
+from tcgemm.fragments.registers import from_registers, to_registers
+from tcgemm.gpu.compile import current_arch, get_function
+from tcgemm.gpu.device import device_info, observation_path, require_gpu
 from tcgemm.table import Table
 
-_DTYPES = {"f16": np.float16, "s8": np.int8, "f32": np.float32, "s32": np.int32}
 VERDICT = {True: "MATCH", False: "MISMATCH"}
 _MMA_SOURCE = PROBES["mma"].source
 _LDMATRIX_SOURCE = PROBES["ldmatrix"].source
 
 
-def _entry(variant: str) -> str:
-    return "probe_mma_" + variant.replace(".", "_")
+def probe_entry(variant: str) -> str:
+    """The kernel of kernels/probe_mma.cu that runs one mma of `variant`."""
+    return "probe_mma_" + variant_identifier(variant)
 
 
 def _layouts(variant: str) -> dict[str, FragmentLayout]:
@@ -40,27 +49,29 @@ def _layouts(variant: str) -> dict[str, FragmentLayout]:
     return {op: mma_layout(shape, op, ab, acc) for op in "ABCD"}
 
 
-def _types(variant: str) -> dict[str, type]:
+def _types(variant: str) -> dict[str, str]:
     _, ab, acc = MMA_VARIANTS[variant]
-    return {"A": _DTYPES[ab], "B": _DTYPES[ab], "C": _DTYPES[acc], "D": _DTYPES[acc]}
+    return {"A": ab, "B": ab, "C": acc, "D": acc}
 
 
-def _to_registers(values: np.ndarray, dtype) -> np.ndarray:
-    """(experiments, 32, elements) values -> (experiments, 32, registers) uint32 words."""
-    return np.ascontiguousarray(values.astype(dtype)).view(np.uint32)
+def skipped(variant: str) -> str | None:
+    """None when this GPU executes the variant, else the one line that says why it is skipped."""
+    return unsupported(variant, current_arch())
 
 
 def run_mma(variant: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Run one mma per experiment on per-lane element values (shape (E, 32, elements)); return D's."""
+    """Run one mma per experiment on per-lane element values (shape (E, 32, elements)); return D's.
+    Raises UnsupportedOnGPUError where this GPU lacks the variant (fp8 before sm_89)."""
+    if reason := skipped(variant):
+        raise UnsupportedOnGPUError(reason)
     cupy = require_gpu()
     types = _types(variant)
     experiments = a.shape[0]
-    regs = [cupy.asarray(_to_registers(v, types[op])) for op, v in (("A", a), ("B", b), ("C", c))]
-    d_elements = _layouts(variant)["D"].elements_per_lane
-    d_words = d_elements * np.dtype(types["D"]).itemsize // 4
-    d = cupy.zeros((experiments, 32, d_words), dtype=np.uint32)
-    get_function(_MMA_SOURCE, _entry(variant))((experiments,), (32,), (*regs, d))
-    return cupy.asnumpy(d).view(types["D"]).astype(np.float64)
+    regs = [cupy.asarray(to_registers(v, types[op])) for op, v in (("A", a), ("B", b), ("C", c))]
+    d_layout = _layouts(variant)["D"]
+    d = cupy.zeros((experiments, 32, d_layout.registers_per_lane), dtype=np.uint32)
+    get_function(_MMA_SOURCE, probe_entry(variant))((experiments,), (32,), (*regs, d))
+    return from_registers(cupy.asnumpy(d), types["D"])
 
 
 def _batch(layout: FragmentLayout, matrix: np.ndarray, experiments: int) -> np.ndarray:
@@ -78,16 +89,21 @@ def _observed(layout: FragmentLayout, rows: np.ndarray, cols: np.ndarray) -> Fra
     return replace(layout, name=layout.name + " (observed)", row=rows.reshape(shape), col=cols.reshape(shape))
 
 
+def _bits(numbers, width: int) -> np.ndarray:
+    """(len(numbers), width) array: bit j of each number in column j."""
+    return (np.asarray(numbers)[:, None] >> np.arange(width)) & 1
+
+
 def _locate(d_matrices: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each experiment's D, the single non-zero row (axis=1) or column (axis=0) and its value.
-    Returns -1 where D is not exactly one constant non-zero line."""
+    """For each experiment's D, the single non-zero row (axis=1) or column (axis=0), and the number
+    its 0/1 entries spell (entry j is bit j). Returns -1 for both where D is not one such line."""
     where, values = [], []
     for d in d_matrices:
         lines = np.flatnonzero(np.any(d != 0, axis=axis))
         line = np.take(d, lines[0], axis=1 - axis) if len(lines) == 1 else None
-        ok = line is not None and np.all(line == line[0])
+        ok = line is not None and bool(np.all((line == 0) | (line == 1)))
         where.append(lines[0] if ok else -1)
-        values.append(int(line[0]) if ok else -1)
+        values.append(int(line @ (1 << np.arange(len(line)))) if ok else -1)
     return np.array(where), np.array(values)
 
 
@@ -95,19 +111,29 @@ def same_layout(a: FragmentLayout, b: FragmentLayout) -> bool:
     return same_positions(a, b)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OperandProbe:
+    """One operand as the probe saw it: rows[lane, element] and cols[lane, element], -1 (or a position
+    outside the matrix) where an experiment did not show one position."""
     operand: str
     expected: FragmentLayout
-    observed: FragmentLayout
+    rows: np.ndarray
+    cols: np.ndarray
+
+    @property
+    def observed(self) -> FragmentLayout:
+        """The observed map as a layout, to draw; ValueError if some element was not located."""
+        return _observed(self.expected, self.rows, self.cols)
 
     @property
     def match(self) -> bool:
-        return same_layout(self.expected, self.observed)
+        return self.mismatches == 0
 
     @property
     def mismatches(self) -> int:
-        return int(np.count_nonzero((self.expected.row != self.observed.row) | (self.expected.col != self.observed.col)))
+        shape = self.expected.row.shape
+        rows, cols = np.reshape(self.rows, shape), np.reshape(self.cols, shape)
+        return int(np.count_nonzero((self.expected.row != rows) | (self.expected.col != cols)))
 
 
 def observe_mma(variant: str) -> dict[str, OperandProbe]:
@@ -116,28 +142,28 @@ def observe_mma(variant: str) -> dict[str, OperandProbe]:
     (m, k), n = la.shape, lb.shape[1]
     probes = {}
 
-    # D: positions written as values.
-    A = np.zeros((m, k)); A[:, 0] = np.arange(m); A[:, 1] = 1
-    B = np.zeros((k, n)); B[0, :] = 8; B[1, :] = np.arange(n) + 1
+    # D: positions written as values, D[m, n] = 8m + n + 1.
+    A = np.zeros((m, k)); A[:, :4] = _bits(np.arange(m), 4); A[:, 4] = 1
+    B = np.zeros((k, n)); B[:4, :] = 8 * 2.0 ** np.arange(4)[:, None]; B[4, :] = np.arange(n) + 1
     d = run_mma(variant, _batch(la, A, 1), _batch(lb, B, 1), np.zeros((1, 32, lc.elements_per_lane)))[0]
     pos = d.astype(int) - 1
-    probes["D"] = OperandProbe("D", ld, _observed(ld, pos // 8, pos % 8))
+    probes["D"] = OperandProbe("D", ld, pos // n, pos % n)
 
-    # A: one element at a time; B[k, n] = k + 1.
+    # A: one element at a time; B[k, n] = bit n of k + 1.
     a = _one_hot(la)
     e = a.shape[0]
-    B = np.repeat(np.arange(k, dtype=float)[:, None] + 1, n, axis=1)
+    B = _bits(np.arange(k) + 1, n).astype(float)
     d = run_mma(variant, a, _batch(lb, B, e), np.zeros((e, 32, lc.elements_per_lane)))
     rows, vals = _locate(np.array([ld.scatter(x) for x in d]), axis=1)
-    probes["A"] = OperandProbe("A", la, _observed(la, rows, vals - 1))
+    probes["A"] = OperandProbe("A", la, rows, vals - 1)
 
-    # B: one element at a time; A[m, k] = k + 1.
+    # B: one element at a time; A[m, k] = bit m of k + 1.
     b = _one_hot(lb)
     e = b.shape[0]
-    A = np.repeat(np.arange(k, dtype=float)[None, :] + 1, m, axis=0)
+    A = _bits(np.arange(k) + 1, m).T.astype(float)
     d = run_mma(variant, _batch(la, A, e), b, np.zeros((e, 32, lc.elements_per_lane)))
     cols, vals = _locate(np.array([ld.scatter(x) for x in d]), axis=0)
-    probes["B"] = OperandProbe("B", lb, _observed(lb, vals - 1, cols))
+    probes["B"] = OperandProbe("B", lb, vals - 1, cols)
 
     # C: one element at a time, A = B = 0, so D = C.
     c = _one_hot(lc)
@@ -147,23 +173,64 @@ def observe_mma(variant: str) -> dict[str, OperandProbe]:
     found = np.array([f[0] if len(f) == 1 else -1 for f in flat])
     rows = np.where(found >= 0, found // n, -1)
     cols = np.where(found >= 0, found % n, -1)
-    probes["C"] = OperandProbe("C", lc, _observed(lc, rows, cols))
+    probes["C"] = OperandProbe("C", lc, rows, cols)
     return {op: probes[op] for op in "ABCD"}
 
 
-def mma_verdict_table(verdicts) -> Table:
+def mma_verdict_table(verdicts, notes=()) -> Table:
     """One row per (instruction, {operand: layout matches}, random product matches): each operand's
     observed layout against tcgemm.fragments.layouts, and a random product decoded through all four."""
     return Table(["Instruction", *"ABCD", "Random product"],
                  [[instruction, *(VERDICT[matches[op]] for op in "ABCD"), VERDICT[product]]
-                  for instruction, matches, product in verdicts])
+                  for instruction, matches, product in verdicts], notes=notes)
 
 
 def mma_verdicts(variants=MMA_VARIANTS) -> Table:
-    """mma_verdict_table of each variant, observed on this GPU."""
+    """mma_verdict_table of each variant this GPU executes, observed on it; a note (one line each)
+    names the variants it lacks."""
+    reasons = {v: skipped(v) for v in variants}
     return mma_verdict_table(
-        (ptx_instruction(v), {op: p.match for op, p in observe_mma(v).items()}, random_product_check(v))
-        for v in variants)
+        ((ptx_instruction(v), {op: p.match for op, p in observe_mma(v).items()}, random_product_check(v))
+         for v in variants if reasons[v] is None), notes=[r for r in reasons.values() if r])
+
+
+def mma_observation(variants=MMA_VARIANTS) -> dict:
+    """Every variant this GPU executes, observed (each operand's row and col per lane and element)
+    and multiplied at random; the one-line reasons for those it lacks. Recorded as
+    tests/data/mma_fragments_<gpu>.json, which tests/test_dtypes.py checks against the layouts."""
+    info = device_info()
+    observed, skips = {}, []
+    for v in variants:
+        if reason := skipped(v):
+            skips.append(reason)
+            continue
+        probes = observe_mma(v)
+        observed[v] = {"random_product": random_product_check(v),
+                       **{op: {"row": np.reshape(p.rows, p.expected.row.shape).tolist(),
+                               "col": np.reshape(p.cols, p.expected.col.shape).tolist()}
+                          for op, p in probes.items()}}
+    return {"device": info.name, "arch": info.arch, "variants": observed, "skipped": skips}
+
+
+def observation_verdicts(observation: dict) -> Table:
+    """mma_verdict_table of a recorded mma_observation: each operand against the layouts."""
+    def match(variant, op, tags):
+        return OperandProbe(op, _layouts(variant)[op], np.array(tags["row"]), np.array(tags["col"])).match
+
+    return mma_verdict_table(
+        ((ptx_instruction(v), {op: match(v, op, seen[op]) for op in "ABCD"}, seen["random_product"])
+         for v, seen in observation["variants"].items()), notes=observation["skipped"])
+
+
+def report(out_dir: str | Path | None = None) -> None:
+    """Observe every mma variant, print the verdicts, and write the observation to
+    <out_dir>/mma_fragments_<gpu>.json (default $OUT, else the current folder)."""
+    observation = mma_observation()
+    print(f"{observation['device']} ({observation['arch']})")
+    print(observation_verdicts(observation))
+    path = observation_path("mma_fragments", out_dir)
+    path.write_text(json.dumps(observation) + "\n")
+    print(f"observation written to {path}")
 
 
 def random_product_check(variant: str, experiments: int = 8, seed: int = 0) -> bool:

@@ -2,9 +2,12 @@
 Needs NVRTC and cuobjdump, not a GPU."""
 from __future__ import annotations
 
+import re
+from collections import Counter
 from typing import Callable
 
 from tcgemm import sass_loop
+from tcgemm.arch import TARGET_ARCHS
 from tcgemm.catalog import configured
 from tcgemm.gpu.nvrtc_offline import (REQUIREMENTS, compile_cubin, compile_source_text, cuda_tool, cuobjdump_sass,
                                       find_toolkit)
@@ -54,3 +57,43 @@ def copy_loop_table(key: str, archs=("sm_80", "sm_90")) -> Table:
                          sass_loop.count_before(body, "BRA", "BAR")])
     return Table(["Copy loops", "Target", "Loads per thread and step", "LDG before the first STS",
                   "Branches before the barrier"], rows, caption=f"{spec.title}: the main loop's SASS (NVRTC)")
+
+
+_MMA_OPS = re.compile(r"\b(?:[HIQ]MMA|F2FP)\.[\w.]+")
+
+
+def function_ops(listing: str, pattern: re.Pattern = _MMA_OPS) -> dict[str, Counter]:
+    """Per function of a `cuobjdump -sass` listing, how often each instruction matching `pattern` occurs
+    (default: the Tensor Core instructions and the fp8 -> fp16 conversions F2FP)."""
+    parts = re.split(r"Function : (\S+)", listing)[1:]
+    return {name: Counter(pattern.findall(body)) for name, body in zip(parts[::2], parts[1::2])}
+
+
+def mma_sass_table(archs=TARGET_ARCHS) -> Table:
+    """kernels/probe_mma.cu compiled by NVRTC for each target: per mma variant, the instructions its
+    probe entry becomes ("none" where the target has no such mma)."""
+    from tcgemm.catalog import PROBES
+    from tcgemm.fragments.layouts import MMA_VARIANTS
+    from tcgemm.gpu.probes import probe_entry
+
+    ops = {arch: function_ops(cuobjdump_sass(compile_cubin(PROBES["mma"].source, arch))) for arch in archs}
+    helpers = set()     # instructions other than the mma itself: by their root name, spelled out in a note
+
+    def name(op: str) -> str:
+        if "MMA" in op:
+            return op
+        helpers.add(op)
+        return op.split(".")[0]
+    cell = lambda found: ", ".join(f"{n} {name(op)}" if n > 1 else name(op) for op, n in sorted(found.items())) or "none"
+    cells = {v: [cell(ops[arch][probe_entry(v)]) for arch in archs] for v in MMA_VARIANTS}
+    groups = []     # consecutive targets with the same instructions for every variant share a column
+    for i, arch in enumerate(archs):
+        if groups and all(cells[v][i] == cells[v][groups[-1][0]] for v in MMA_VARIANTS):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    label = lambda v: "{} {} -> {}".format(*MMA_VARIANTS[v])    # shape, A/B type, accumulator type
+    return Table(["Variant", *(", ".join(archs[i] for i in g) for g in groups)],
+                 [[label(v), *(cells[v][g[0]] for g in groups)] for v in MMA_VARIANTS],
+                 caption="The SASS of one mma.sync of each variant (kernels/probe_mma.cu, NVRTC)",
+                 notes=[f"In full: {', '.join(sorted(helpers))}"] if helpers else [])

@@ -21,9 +21,10 @@ from tcgemm.errors import OperandError
 from tcgemm.fragments.wmma import WMMA_KINDS, WmmaVerdict, observed_layout, probe_entry, verdict_table
 from tcgemm.report import size_label
 from tcgemm.table import Column, Table
+from tcgemm import validate
 from tcgemm.validate import check_device, describe_layout, check_gemm_shape
 from tcgemm.gpu.compile import get_function
-from tcgemm.gpu.device import device_info, require_gpu
+from tcgemm.gpu.device import device_info, observation_path, require_gpu
 from tcgemm.gpu.timing import time_launches
 
 INT32 = np.iinfo(np.int32)
@@ -39,13 +40,7 @@ def wmma_spec(key: str) -> WmmaKernel:
 
 
 def memory_order(name: str, x) -> str:
-    """'C' for a row-major x, 'F' for a column-major one; OperandError for anything else."""
-    if x.flags.c_contiguous:
-        return "C"
-    if x.flags.f_contiguous:
-        return "F"
-    raise OperandError(f"{name} is {describe_layout(x)}; the WMMA kernels read A and B row-major or column-major "
-                       f"(a .T view of a row-major array is column-major): pass cupy.ascontiguousarray({name})")
+    return validate.memory_order(name, x, title="the WMMA kernels")
 
 
 def _check_scalar(spec: WmmaKernel, name: str, value) -> None:
@@ -146,10 +141,11 @@ def random_case(spec: WmmaKernel, case: str, M: int, N: int, K: int, seed: int |
             draw(M, N, "C", spec.out_dtype))
 
 
-def reference(spec: WmmaKernel, A, B, C, alpha, beta):
-    """fp16: the product in fp32 (CuPy, TF32 off), scaled in fp32. int8: exact, with int32's wrap-around:
-    A @ B in fp64 (exact: every sum stays below 2^53), then alpha * AB + beta * C in int64, reduced mod 2^32."""
-    if spec.out_dtype == "float32":
+def exact_reference(out_dtype, A, B, C, alpha, beta):
+    """fp32 D: the product in fp32 (CuPy, TF32 off), scaled in fp32. int32 D: exact, with int32's
+    wrap-around: A @ B in fp64 (exact: every sum stays below 2^53), then alpha * AB + beta * C in int64,
+    reduced mod 2^32."""
+    if np.dtype(out_dtype) == np.float32:
         ref = alpha * (A.astype(np.float32) @ B.astype(np.float32))
         return ref + beta * C if beta != 0 else ref
     ab = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.int64)
@@ -157,11 +153,19 @@ def reference(spec: WmmaKernel, A, B, C, alpha, beta):
     return ((wide + 2**31) % 2**32 - 2**31).astype(np.int32)
 
 
-def _compare(spec: WmmaKernel, D, ref):
-    """fp16 kernels: within the fp32 tolerance of tcgemm.check; int8 kernels: bit for bit."""
+def reference(spec: WmmaKernel, A, B, C, alpha, beta):
+    return exact_reference(spec.out_dtype, A, B, C, alpha, beta)
+
+
+def compare_result(out_dtype, D, ref):
+    """fp32 D: within the fp32 tolerance of tcgemm.check; int32 D: bit for bit."""
     cupy = require_gpu()
     out, ref = cupy.asnumpy(D), cupy.asnumpy(ref)
-    return compare(out, ref, "float32") if spec.out_dtype == "float32" else compare_exact(out, ref)
+    return compare(out, ref, "float32") if np.dtype(out_dtype) == np.float32 else compare_exact(out, ref)
+
+
+def _compare(spec: WmmaKernel, D, ref):
+    return compare_result(spec.out_dtype, D, ref)
 
 
 def check(key: str, case: str, M: int, N: int, K: int, alpha=1, beta=0, seed: int | None = None):
@@ -173,7 +177,7 @@ def check(key: str, case: str, M: int, N: int, K: int, alpha=1, beta=0, seed: in
     return _compare(spec, D, reference(spec, A, B, C, alpha, beta))
 
 
-def _verdict(c) -> str:
+def verdict(c) -> str:
     if hasattr(c, "rel_fro"):
         return f"PASS (rel. error {c.rel_fro:.1e})" if c.passed else f"FAIL: {c.reason}"
     return str(c)
@@ -182,7 +186,7 @@ def _verdict(c) -> str:
 def checks(keys=tuple(WMMA_KERNELS), shapes=((48, 80, 32), (1024, 1024, 1024)), scalars=((1, 0), (2, -3))) -> Table:
     """Every case of each kernel at each (M, N, K) and (alpha, beta), each on fresh random inputs."""
     rows = [[wmma_spec(key).title.split(":")[0], case, "×".join(map(str, mnk)), alpha, beta,
-             _verdict(check(key, case, *mnk, alpha=alpha, beta=beta))]
+             verdict(check(key, case, *mnk, alpha=alpha, beta=beta))]
             for key in keys for case in WMMA_CASES for mnk in shapes for alpha, beta in scalars]
     return Table(["Kernel", "Case", Column("M×N×K", align="right"), "α", "β", "Check"], rows,
                  notes=["fp16: PASS when the relative Frobenius error against an fp32 reference is at most "
@@ -199,10 +203,10 @@ def _row(name: str, case: str, fn, check, M: int, N: int, K: int, baseline: floa
     """Run fn once, compare its output (check() -> a Check), then time it: one row of timings() and
     the median time in seconds."""
     fn()
-    verdict = _verdict(check())
+    result = verdict(check())
     seconds = time_launches(fn).median
     return [name, case, seconds * 1e6, 2 * M * N * K / seconds / 1e12,
-            100 * (baseline or seconds) / seconds, verdict], seconds
+            100 * (baseline or seconds) / seconds, result], seconds
 
 
 def timings(M: int = 4096, N: int = 4096, K: int = 4096) -> Table:
@@ -303,9 +307,6 @@ def report(out_dir: str | Path | None = None) -> None:
     """Print the probe's map, the checks, the timings at 4096³ and the SASS of every case; write the
     observation to <out_dir>/wmma_fragments_<gpu>.json (default: $OUT, else the current folder;
     tests/data is where tests/test_wmma_fragments.py reads it)."""
-    import os
-    import re
-
     info = device_info()
     print(f"{info.name} ({info.arch})")
     verdicts = observe_all()
@@ -314,8 +315,7 @@ def report(out_dir: str | Path | None = None) -> None:
         print(f"\n{v.kind}: row[lane][i] / col[lane][i] observed")
         for lane in range(32):
             print(f"  lane {lane:2d}: " + " ".join(f"{r},{c}" for r, c in zip(v.observed.row[lane], v.observed.col[lane])))
-    device = re.sub(r"[^a-z0-9]+", "_", info.name.lower()).strip("_")
-    path = Path(out_dir or os.environ.get("OUT") or ".") / f"wmma_fragments_{device}.json"
+    path = observation_path("wmma_fragments", out_dir)
     path.write_text(json.dumps(observation_json(verdicts)) + "\n")
     print(f"\nobservation written to {path}")
     print(checks())

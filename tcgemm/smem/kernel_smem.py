@@ -37,12 +37,12 @@ show a few such extra wavefronts (see tcgemm.gpu.ncu).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
 from tcgemm.smem.banks import WARP, Access, analyze
-from tcgemm.catalog import TARGET_ARCHS, configured
+from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS, configured
 from tcgemm.validate import check_gemm_shape
 
 OPS = ("st", "ld", "ldsm")   # ordinary stores, ordinary loads, ldmatrix
@@ -168,14 +168,15 @@ def _permuted_smem(warp: int, a_once: bool, permuted: bool = True) -> list[Instr
 
 
 def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int, b_pairs: bool,
-               copy_offsets: bool = False, slice_xor: bool = False) -> list[Instr]:
+               copy_offsets: bool = False, slice_xor: bool = False, permuted: bool = True) -> list[Instr]:
     """Kernels 3.0 to 4.5: one K tile of one stage (every stage has the same banks: a stage is a whole
     number of 128-byte lines). Copies are cp.async (counted as stores); then, per k16 slice, the
     A fragments (x4) and the B fragments (x2 per n-tile, or x4 per pair of n-tiles: `b_pairs`).
     `copy_offsets`: the copy addresses as Kernel 3.6 and later compute them, copy 0's slot plus whole
     sweeps of ROWS_PER_LOAD rows, instead of permuted_chunk per copy.
     `slice_xor`: the addresses as Kernels 4.4 and 4.5 compute them, slice 0's offset XOR ks << 5
-    plus a whole number of 16-row tiles, instead of permuted_chunk per ldmatrix."""
+    plus a whole number of 16-row tiles, instead of permuted_chunk per ldmatrix.
+    `permuted=False`: the tiles row-major, without the XOR (the ablation kernel's NO_XOR)."""
     THREADS, WARPS_N, MMA_M, MMA_N, MMA_K, CHUNK, LINE = 256, 4, 16, 8, 16, 8, 8
     WM, WN = TILES_M * MMA_M, TILES_N * MMA_N
     CHUNKS, K_STEPS = BK // CHUNK, BK // MMA_K
@@ -183,6 +184,8 @@ def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int,
     bs_base = _base_after(BM * CHUNKS * UINT4)
 
     def permuted_chunk(row, chunk):
+        if not permuted:
+            return row * CHUNKS + chunk
         line = row // ROWS_PER_LINE
         column = (row % ROWS_PER_LINE) * CHUNKS + chunk
         return line * LINE + (column ^ (line % CHUNKS))
@@ -219,6 +222,56 @@ def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int,
     return out
 
 
+def _operand_slot(rows_are_k: bool, BK: int, MN: int):
+    """Kernel 4.7's Operand<K_MAJOR, MN>::slot: the uint4 slot of (row, chunk) in one stage."""
+    CH, LINE = (MN if rows_are_k else BK) // 8, 8
+
+    def slot(row, chunk):
+        if CH <= LINE:
+            line = row // (LINE // CH)
+            column = (row % (LINE // CH)) * CH + chunk
+            return line * LINE + (column ^ (line % CH))
+        return row * CH + (chunk & ~(LINE - 1)) + ((chunk ^ row) & (LINE - 1))
+    return slot, CH
+
+
+def _operand_orders(warp: int, BK: int, a_col_major: bool = False, b_col_major: bool = True,
+                    BM: int = 128, BN: int = 256, WARPS_M: int = 2, WARPS_N: int = 4) -> list[Instr]:
+    """Kernel 4.7, one K tile of one stage, for A and B in either memory order: the copies, then per
+    k16 slice the A fragments and the B fragment pairs, ldmatrix (K-major operand: A row-major, B
+    column-major) or ldmatrix.trans (MN-major: rows along K, chunks along M or N)."""
+    THREADS, MMA_M, MMA_N = 32 * WARPS_M * WARPS_N, 16, 8
+    TILES_M, TILES_N = BM // WARPS_M // MMA_M, BN // WARPS_N // MMA_N
+    tid = warp * WARP + LANE
+    warp_m, warp_n = (warp // WARPS_N) * BM // WARPS_M, (warp % WARPS_N) * BN // WARPS_N
+    a_slot, a_ch = _operand_slot(a_col_major, BK, BM)
+    b_slot, b_ch = _operand_slot(not b_col_major, BK, BN)
+    bs_base = _base_after((BM * BK // 8) * UINT4)
+    out = []
+    for slot, ch, rows, base, array in ((a_slot, a_ch, BM * BK // 8 // a_ch, 0, "As"),
+                                        (b_slot, b_ch, BN * BK // 8 // b_ch, bs_base, "Bs")):
+        per_load = THREADS // ch
+        for i in range(-(-rows // per_load)):
+            row = tid // ch + i * per_load
+            active = row < rows
+            address = np.where(active, base + slot(np.where(active, row, 0), tid % ch) * UINT4, INACTIVE)
+            out.append(Instr(warp, array, Access(address, UINT4, "st")))
+    for ks in range(BK // 16):
+        for tm in range(TILES_M):
+            if a_col_major:
+                row, chunk = ks * 16 + LANE % 8 + 8 * (LANE // 16), (warp_m + tm * MMA_M) // 8 + LANE // 8 % 2
+            else:
+                row, chunk = warp_m + tm * MMA_M + LANE % 16, ks * 2 + LANE // 16
+            out.append(Instr(warp, "As", Access(a_slot(row, chunk) * UINT4, UINT4, "ldmatrix", 4)))
+        for tn in range(0, TILES_N, 2):
+            if b_col_major:
+                row, chunk = warp_n + tn * MMA_N + LANE % 8 + 8 * (LANE // 16), ks * 2 + LANE // 8 % 2
+            else:
+                row, chunk = ks * 16 + LANE % 8 + 8 * (LANE // 8 % 2), (warp_n + tn * MMA_N) // 8 + LANE // 16
+            out.append(Instr(warp, "Bs", Access(bs_base + b_slot(row, chunk) * UINT4, UINT4, "ldmatrix", 4)))
+    return out
+
+
 _WARP_STEPS = {
     "k1.0": lambda warp: _naive_mma(warp, BM=32, BN=32, TILES_M=1, TILES_N=1),
     "k1.1": lambda warp: _naive_mma(warp, BM=64, BN=64, TILES_M=2, TILES_N=2),
@@ -243,8 +296,12 @@ _WARP_STEPS = {
     # Kernel 4.6 in its default (largest) tile, the one it shares with 4.5.
     "k4.6": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
                                            slice_xor=True),
+    "k4.7": lambda warp, BK=32, orders=("C", "F"): _operand_orders(warp, BK, orders[0] == "F", orders[1] == "F"),
+    # The ablation kernel with its switches off is Kernel 4.4; permuted=False is its NO_XOR.
+    "a1": lambda warp, BK=32, permuted=True: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
+                                                        slice_xor=True, permuted=permuted),
 }
-PERMUTABLE = ("k2.0", "k2.1")
+PERMUTABLE = ("k2.0", "k2.1", "a1")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -286,23 +343,27 @@ def _check_arch(arch):
         raise ValueError(f"arch must be None (source level) or one of {sorted(TARGET_ARCHS)}, got {arch!r}")
 
 
-def block_step(key: str, *, arch: str | None = None, permuted: bool = True) -> list[Instr]:
+def block_step(key: str, *, arch: str | None = None, permuted: bool = True,
+               orders: tuple[str, str] | None = None) -> list[Instr]:
     """Every warp-level shared-memory instruction of one block in one K step, warp by warp, in
-    program order. ``arch`` as in the module docstring; ``permuted=False`` (Kernels 2.x only)
-    stores the tiles without the XOR permutation."""
+    program order. ``arch`` as in the module docstring; ``permuted=False`` (Kernels 2.x and a1)
+    stores the tiles without the XOR permutation; ``orders`` (Kernel 4.7 only): the memory orders
+    of A and B ('C' row-major, 'F' column-major)."""
     if key not in _WARP_STEPS:
         raise KeyError(f"no shared-memory model for kernel {key!r}; the models are: {', '.join(_WARP_STEPS)}")
     _check_arch(arch)
     if not permuted and key not in PERMUTABLE:
         raise ValueError(f"permuted=False applies to {', '.join(PERMUTABLE)} only, not {key!r}")
     warp_step = _WARP_STEPS[key]
+    if orders is not None:
+        if not GEMM_KERNELS[key].either_order:
+            raise ValueError(f"orders applies to kernels that take either memory order, not {key!r}")
+        warp_step = partial(warp_step, orders=orders)
     kernel = configured(key, arch)
     out = []
     for warp in range(kernel.threads // WARP):
-        if kernel.dynamic_smem:
-            instrs = warp_step(warp, BK=kernel.tile_k)
-        else:
-            instrs = warp_step(warp) if permuted else warp_step(warp, permuted=False)
+        kwargs = ({"BK": kernel.tile_k} if kernel.dynamic_smem else {}) | ({} if permuted else {"permuted": False})
+        instrs = warp_step(warp, **kwargs)
         if arch in _MERGES_HALF_PAIRS:
             instrs = _merge_half_pairs(instrs)
         if arch in _REUSES_LDMATRIX:

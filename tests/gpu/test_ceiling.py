@@ -10,9 +10,9 @@ def test_mma_ceiling_is_exact_and_below_the_datasheet():
     from tcgemm.gpu.ceiling import best_of, measure, run_once
     from tcgemm.gpu.device import device_info
 
-    one, got = run_once(8, iters=64, seed=5)
+    one, got = run_once(8, rounds=64, seed=5)
     assert one.exact, got[0]
-    best = measure(warps_per_sm=(4, 16), iters=512)
+    best = measure(warps_per_sm=(4, 16), rounds=256)
     assert best.exact and best.tflops > 0
     with pytest.raises(RuntimeError, match="wrong result"):
         best_of([best, replace(one, exact=False)])

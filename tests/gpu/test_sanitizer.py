@@ -31,6 +31,8 @@ def shape(key):
 CASES = [(k, "memcheck", shape(k)) for k in GEMM_KERNELS] + [(k, "racecheck", shape(k)) for k in GEMM_KERNELS] + \
         [(k, tool, (129, 257, 75)) for k, s in GEMM_KERNELS.items() if s.any_shape for tool in ("memcheck", "racecheck")] + \
         [("k4.3+STAGE_C", tool, shape("k4.3")) for tool in ("memcheck", "racecheck")] + \
+        [(f"a1+{switch}", tool, shape("a1")) for switch in ("NO_CP_ASYNC", "NO_REG_DB", "SMALL_WARP_TILE")
+         for tool in ("memcheck", "racecheck")] + \
         [(f"k4.6@{t.name}/{splits}", "memcheck", (129, 257, 200)) for t in TILES for splits in (1, 3)] + \
         [(f"k4.6@{t}/2", "racecheck", (129, 257, 200)) for t in ("128x128", "16x64")]
 
@@ -56,3 +58,20 @@ WMMA = [(k, case, tool) for k in WMMA_KERNELS for case in WMMA_CASES for tool in
 @pytest.mark.parametrize("key, case, tool", WMMA)
 def test_sanitizer_is_clean_on_wmma(key, case, tool):
     assert_clean(tool, "tcgemm.gpu.wmma", key, case, "80", "48", "64")
+
+
+# tcgemm.matmul (Kernel 4.7) in every memory-order case: the planned tile, a small and a mid tile with K
+# split, an operand view that is not 16-byte aligned (copied), alpha and beta with C.
+MATMUL = [(case, tile, offset, "memcheck") for case in WMMA_CASES
+          for tile, offset in (("planned", 0), ("16x64/3", 0), ("128x128/2", 3))] + \
+         [(case, "planned", 0, "racecheck") for case in WMMA_CASES]
+
+
+@pytest.mark.parametrize("case, tile, offset, tool", MATMUL)
+def test_sanitizer_is_clean_on_matmul(case, tile, offset, tool):
+    assert_clean(tool, "tcgemm.gpu.matmul", case, "129", "257", "75", tile, str(offset))
+
+
+def test_sanitizer_is_clean_on_the_numerics_probes():
+    """kernels/probe_rounding.cu: one mma per case, and one warp per tile over all of K (no shared memory)."""
+    assert_clean("memcheck", "tcgemm.gpu.numerics")

@@ -1,0 +1,222 @@
+"""tcgemm.matmul: D = alpha * A @ B + beta * C on ordinary arrays, row- or column-major.
+
+fp16 A and B run Kernel 4.7, the book's fastest mma.sync kernel compiled for their memory orders
+(an operand that is not K-major is read with ldmatrix.trans), with its tile planned per problem.
+Nothing is copied unless an operand's rows are not 16-byte aligned (a leading dimension that is
+not a multiple of 8, or a view starting between 16-byte boundaries): that operand is copied into
+an aligned buffer on each call. int8 A and B run the WMMA IMMA kernel (exact int32 results), which
+needs M, N and K multiples of 16: other shapes are zero-padded into buffers (copies) around it.
+
+`python -m tcgemm.gpu.matmul CASE M N K [TILE/SPLITS] [OFFSET]` runs one checked call (the
+compute-sanitizer tests), e.g. `python -m tcgemm.gpu.matmul "A B" 129 257 75 16x64/3 3`.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from tcgemm.catalog import WMMA_CASES, WMMA_KERNELS
+from tcgemm.errors import OperandError
+from tcgemm.validate import check_device, memory_order
+from tcgemm.gpu import wmma
+from tcgemm.gpu.device import require_gpu
+from tcgemm.gpu.gemm import for_this_gpu, kernel_spec, prepare, prepared
+
+DEFAULT_KERNELS = {"float16": "k4.7", "int8": "w1.1"}
+WMMA_TILE = 16
+
+
+def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None):
+    """D = alpha * A @ B + beta * C, into `out` (or a new row-major array); returns D.
+
+    A: (M, K) and B: (K, N), both float16 (D float32) or both int8 (D int32), each row-major or
+    column-major (a .T view of a row-major array is column-major), with any offset. C: (M, N)
+    row-major in D's dtype, read only where beta != 0; out=C updates C in place. `kernel`: a key of
+    tcgemm.catalog (default Kernel 4.7 for fp16, W1.1 for int8); a kernel that reads fixed memory
+    orders refuses other ones. A repeated call with the same arrays and out reuses its checks."""
+    cupy = require_gpu()
+    device = cupy.cuda.runtime.getDevice()
+    for name, x in (("A", A), ("B", B)):
+        check_device(name, x, device)
+    if A.dtype != B.dtype or str(A.dtype) not in DEFAULT_KERNELS:
+        raise OperandError(f"A is {A.dtype} and B is {B.dtype}; tcgemm.matmul takes two float16 or two int8 "
+                           f"matrices (convert with .astype('float16'))")
+    key = kernel or DEFAULT_KERNELS[str(A.dtype)]
+    if key in WMMA_KERNELS:
+        return _padded_wmma(key, A, B, out, alpha, beta, C)
+    spec = for_this_gpu(kernel_spec(key))
+    if spec.either_order:
+        spec = spec.with_orders(memory_order("A", A, spec.a_order), memory_order("B", B, spec.b_order))
+    run = prepared(spec, A, B, out, alpha=alpha, beta=beta, addend=C)
+    run()
+    return run.C
+
+
+def _padded(x, rows: int, cols: int, order: str):
+    """x, or a zero-filled (rows, cols) array in x's memory order holding x in its top-left corner."""
+    if x.shape == (rows, cols) and x.data.ptr % 32 == 0:
+        return x
+    padded = require_gpu().zeros((rows, cols), dtype=x.dtype, order=order)
+    padded[: x.shape[0], : x.shape[1]] = x
+    return padded
+
+
+def _padded_wmma(key: str, A, B, out, alpha, beta, C):
+    """The WMMA kernel on A, B (and C) zero-padded to whole 16 x 16 tiles and 32-byte aligned."""
+    spec = WMMA_KERNELS[key]
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
+        raise OperandError(f"A @ B needs 2-D A (M, K) and B (K, N), got shapes {tuple(A.shape)} and {tuple(B.shape)}")
+    (M, K), N = A.shape, B.shape[1]
+    Mp, Np, Kp = (-(-size // WMMA_TILE) * WMMA_TILE for size in (M, N, K))
+    Ap = _padded(A, Mp, Kp, memory_order("A", A))
+    Bp = _padded(B, Kp, Np, memory_order("B", B))
+    Cp = None
+    if beta != 0:
+        if C is None or C.shape != (M, N):
+            raise OperandError(f"beta={beta} needs a C of shape ({M}, {N}) to scale")
+        Cp = _padded(C, Mp, Np, "C")
+    D = wmma.gemm(key, Ap, Bp, Cp, alpha=alpha, beta=beta)[:M, :N]
+    if out is None:
+        return require_gpu().ascontiguousarray(D)
+    if out.shape != (M, N) or out.dtype != np.dtype(spec.out_dtype):
+        raise OperandError(f"out must be a ({M}, {N}) {spec.out_dtype} array, got {tuple(out.shape)} {out.dtype}")
+    out[...] = D
+    return out
+
+
+
+# ---- checks and timings -----------------------------------------------------------------------
+
+def case_operands(case: str, M: int, N: int, K: int, dtype: str = "float16", offset: int = 0,
+                  seed: int | None = None):
+    """Random A (M, K), B (K, N) in the memory orders of `case` (tcgemm.catalog.WMMA_CASES: "A B" is
+    both row-major, "A^T B^T" both column-major) and a row-major C (M, N), none of them zero. `offset`:
+    each array a view starting that many elements into a larger allocation (not 16-byte aligned
+    unless a multiple of 8)."""
+    cupy = require_gpu()
+    rng = cupy.random.default_rng(seed)
+    a_order, b_order = WMMA_CASES[case]
+    out_dtype = "float32" if dtype == "float16" else "int32"
+
+    def draw(rows, cols, order, kind):
+        if kind == "float16" or kind == "float32":
+            flat = (rng.random(offset + rows * cols, dtype=np.float32) * 2 - 1).astype(kind)
+        else:
+            bits = 8 if kind == "int8" else 21
+            flat = rng.integers(-2 ** (bits - 1), 2 ** (bits - 1), size=offset + rows * cols).astype(kind)
+        return flat[offset:].reshape((rows, cols), order=order)
+
+    return draw(M, K, a_order, dtype), draw(K, N, b_order, dtype), draw(M, N, "C", out_dtype)
+
+
+def check(case: str, M: int, N: int, K: int, alpha=1, beta=0, *, dtype: str = "float16", offset: int = 0,
+          tile: str | None = None, seed: int | None = None):
+    """tcgemm.matmul on fresh random operands of `case`, into a poisoned output, against the
+    reference (fp16: fp32 tolerance of tcgemm.check; int8: bit for bit). `tile` ("64x128/3"): force
+    that tile and split of Kernel 4.7 instead of the planned one."""
+    A, B, C = case_operands(case, M, N, K, dtype, offset, seed)
+    poison = np.nan if C.dtype == np.float32 else np.iinfo(np.int32).min
+    out = require_gpu().full((M, N), poison, dtype=C.dtype)
+    if tile is None:
+        matmul(A, B, out=out, alpha=alpha, beta=beta, C=C)
+    else:
+        from tcgemm.plan import tile_named
+        name, splits = tile.split("/")
+        spec = kernel_spec("k4.7").with_orders(*WMMA_CASES[case]).with_tile(tile_named(name), int(splits))
+        prepare(spec, A, B, out, alpha=alpha, beta=beta, addend=C)()
+    return wmma.compare_result(C.dtype, out, wmma.exact_reference(C.dtype, A, B, C, alpha, beta))
+
+
+def order_timings(M: int = 4096, N: int = 4096, K: int = 4096, repeats: int = 2) -> "Table":
+    """cuBLAS, Kernel 4.6 (fixed orders) and tcgemm.matmul (Kernel 4.7) in each memory-order case at one
+    size, each checked on its output, then timed (median, L2 flushed), the whole list `repeats` times
+    in turn so that a drift of the clock shows as a spread; the table has each run's median.
+    % of K-major: relative to Kernel 4.7 with A row-major and B column-major (the orders mma.sync
+    reads), in the same round."""
+    from tcgemm.report import size_label
+    from tcgemm.table import Column, Table
+    from tcgemm.gpu import cublas
+    from tcgemm.gpu.device import device_info
+    from tcgemm.gpu.timing import time_launches
+
+    cupy = require_gpu()
+    names = {"C": "row-major", "F": "column-major"}
+    runs = []
+    A, B, _ = case_operands("A B^T", M, N, K)
+    D = cupy.empty((M, N), dtype=np.float32)
+    runs.append(("cuBLAS (cublasGemmEx)", "", "A B^T", cublas.prepare_gemm_ex(A, B, D), A, B, D))
+    k46 = prepare(for_this_gpu(kernel_spec("k4.6")), A, B)
+    runs.append(("Kernel 4.6", k46.spec.variant, "A B^T", k46, A, B, k46.C))
+    for case in ("A B^T", "A B", "A^T B^T", "A^T B"):
+        A, B, _ = case_operands(case, M, N, K)
+        run = prepare(for_this_gpu(kernel_spec("k4.7")).with_orders(*WMMA_CASES[case]), A, B,
+                      cupy.empty((M, N), dtype=np.float32))
+        runs.append(("Kernel 4.7", run.spec.with_orders("C", "F").variant, case, run, A, B, run.C))
+    # The alternative to ldmatrix.trans for a row-major B: copy it into column-major order, then run.
+    A, B, _ = case_operands("A B", M, N, K)
+    Bf = cupy.empty((K, N), dtype=np.float16, order="F")
+    k_major = prepare(for_this_gpu(kernel_spec("k4.7")), A, Bf, cupy.empty((M, N), dtype=np.float32))
+
+    def copy_then_run(B=B):
+        Bf[...] = B
+        k_major()
+    runs.append(("Kernel 4.7 after copying B column-major", k_major.spec.variant, "A B", copy_then_run, A, B,
+                 k_major.C))
+    verdicts = []
+    for name, tile, case, run, A, B, out in runs:
+        run()
+        ref = wmma.exact_reference(np.float32, A, B, None, 1, 0)
+        verdicts.append(wmma.verdict(wmma.compare_result(np.float32, out, ref)))
+    rows = []
+    for round_ in range(repeats):
+        times = [time_launches(run[3]).median for run in runs]
+        base = times[2]
+        for (name, tile, case, *_), seconds, verdict in zip(runs, times, verdicts):
+            a, b = (names[o] for o in WMMA_CASES[case])
+            rows.append([round_ + 1, name, tile, a, b, seconds * 1e6, 2 * M * N * K / seconds / 1e12,
+                         100 * base / seconds, verdict])
+    return Table(["Run", "Kernel", "Tile", "A", "B", Column("µs", ".0f"), Column("TFLOP/s", ".1f"),
+                  Column("% of K-major", ".0f", unit="%"), "Check"], rows,
+                 caption=f"{device_info().name}, D = A @ B, fp16 in, fp32 out, at {size_label(M, N, K)}",
+                 notes=[f"µs: median of timed runs, L2 flushed before each; the list runs {repeats} times in turn",
+                        "% of K-major: speed relative to Kernel 4.7 with A row-major and B column-major in "
+                        "the same run (both operands K-major: no ldmatrix.trans)"])
+
+
+def _short(result) -> str:
+    if not result.passed:
+        return wmma.verdict(result)
+    return f"PASS ({result.rel_fro:.0e})" if hasattr(result, "rel_fro") else "PASS (exact)"
+
+
+def checks(shapes=((129, 257, 75), (1000, 1003, 1007), (1, 4096, 4096)), offsets=(0, 3)) -> "Table":
+    """tcgemm.matmul in every memory-order case, fp16 and int8, at odd shapes, on arrays that start
+    16-byte aligned and on views that do not (offset in elements), with alpha = 2, beta = -1 and a C:
+    one row per input type, case and shape, one column per offset."""
+    from tcgemm.report import size_label
+    from tcgemm.table import Table
+
+    rows = [[dtype, case, size_label(*mnk)] + [_short(check(case, *mnk, 2, -1, dtype=dtype, offset=offset))
+                                               for offset in offsets]
+            for dtype in ("float16", "int8") for case in WMMA_CASES for mnk in shapes]
+    return Table(["Inputs", "Case", "M×N×K"] + [f"offset {offset}" for offset in offsets], rows,
+                 caption="tcgemm.matmul: D = 2 A B - C on fresh random inputs",
+                 notes=["offset n: each array starts n elements into its allocation (3: not 16-byte aligned, so "
+                        "the launcher copies it into an aligned buffer first)",
+                        "fp16: relative error, within the fp32 tolerance of tcgemm.check; int8: every int32 "
+                        "equal to the exact result"])
+
+
+def _main(argv) -> None:
+    case, M, N, K = argv[0], *(int(x) for x in argv[1:4])
+    tile = argv[4] if len(argv) > 4 and argv[4] != "planned" else None
+    offset = int(argv[5]) if len(argv) > 5 else 0
+    result = check(case, M, N, K, 2, -1, offset=offset, tile=tile)
+    print(case, M, N, K, tile or "planned", offset, result)
+    if not result.passed:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
