@@ -73,7 +73,7 @@ def rounding_table(types=None) -> Table:
     verdicts, skips = rounding_verdicts(types)
     table = verdict_table(verdicts)
     return Table(table.columns, table.rows, caption=f"How mma.sync rounds on this GPU ({current_arch()})",
-                 notes=skips)
+                 notes=[*table.notes, *skips])
 
 
 # ---- error against K ---------------------------------------------------------------------------
