@@ -308,15 +308,14 @@ def order_smem_table(key: str = "k4.7") -> Table:
     """The bank model (tcgemm.smem.kernel_smem) of one block's K step of `key` in each memory-order
     case of A and B: copies into shared memory and ldmatrix (.trans for an MN-major operand), each
     with its wavefronts and bank conflicts."""
-    from tcgemm.catalog import WMMA_CASES
+    from tcgemm.catalog import MMA_ORDERS, ORDER_NAMES, WMMA_CASES
     from tcgemm.smem.kernel_smem import block_step, count
 
-    names = {"C": "row-major", "F": "column-major"}
     rows = []
     for case, orders in WMMA_CASES.items():
         counts = count(block_step(key, orders=orders))
-        trans = [name for name, order, k_major in (("A", orders[0], "C"), ("B", orders[1], "F")) if order != k_major]
-        rows.append([case, names[orders[0]], names[orders[1]], " and ".join(trans) or "none",
+        trans = [name for name, order, k_major in zip("AB", orders, MMA_ORDERS) if order != k_major]
+        rows.append([case, ORDER_NAMES[orders[0]], ORDER_NAMES[orders[1]], " and ".join(trans) or "none",
                      counts.st.wavefronts, counts.st.conflicts, counts.ldsm.wavefronts, counts.ldsm.conflicts])
     return Table([Column("Case"), Column("A"), Column("B"), Column("ldmatrix.trans for"),
                   Column("copy wavefronts"), Column("copy conflicts"), Column("ldmatrix wavefronts"),

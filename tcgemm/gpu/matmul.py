@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from tcgemm.catalog import WMMA_CASES, WMMA_KERNELS
+from tcgemm.catalog import ORDER_NAMES, WMMA_CASES, WMMA_KERNELS
 from tcgemm.errors import OperandError
 from tcgemm.validate import check_device, memory_order
 from tcgemm.gpu import wmma
@@ -141,7 +141,6 @@ def order_timings(M: int = 4096, N: int = 4096, K: int = 4096, repeats: int = 2)
     from tcgemm.gpu.timing import time_launches
 
     cupy = require_gpu()
-    names = {"C": "row-major", "F": "column-major"}
     runs = []
     A, B, _ = case_operands("A B^T", M, N, K)
     D = cupy.empty((M, N), dtype=np.float32)
@@ -173,7 +172,7 @@ def order_timings(M: int = 4096, N: int = 4096, K: int = 4096, repeats: int = 2)
         times = [time_launches(run[3]).median for run in runs]
         base = times[2]
         for (name, tile, case, *_), seconds, verdict in zip(runs, times, verdicts):
-            a, b = (names[o] for o in WMMA_CASES[case])
+            a, b = (ORDER_NAMES[o] for o in WMMA_CASES[case])
             rows.append([round_ + 1, name, tile, a, b, seconds * 1e6, 2 * M * N * K / seconds / 1e12,
                          100 * base / seconds, verdict])
     return Table(["Run", "Kernel", "Tile", "A", "B", Column("µs", ".0f"), Column("TFLOP/s", ".1f"),
