@@ -66,6 +66,13 @@ __device__ __forceinline__ void mma_m16n8k16_bf16_f32(float d[4], const unsigned
           "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
 }
 
+// fp32 bits rounded to tf32 (to nearest, ties away from zero: the low 13 bits become zero).
+__device__ __forceinline__ unsigned round_to_tf32(unsigned x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
+    return r;
+}
+
 __device__ __forceinline__ void mma_m16n8k8_tf32_f32(float d[4], const unsigned a[4],
                                                     const unsigned b[2], const float c[4]) {
     asm volatile(
@@ -176,3 +183,93 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
+
+// ---- Hopper (sm_90 on): mbarriers and TMA tile copies. TMA and mbarrier transaction counts need
+// sm_90, not sm_90a (only wgmma and setmaxnreg need the "a" target). ----
+
+// The driver's CUtensorMap (cuda.h, which NVRTC cannot include: it includes libc headers): 128 opaque
+// bytes that cuTensorMapEncodeTiled fills on the host, passed to a kernel as a __grid_constant__ value.
+struct alignas(64) TensorMap {
+    unsigned long long opaque[16];
+};
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// An mbarrier is a 64-bit word in shared memory that counts arrivals and, separately, bytes still to
+// land. A phase completes when `count` threads have arrived and the byte count is back to zero; then
+// the next phase starts, and the phase's parity (0, 1, 0, ...) says which one a waiter waits for.
+__device__ __forceinline__ void mbarrier_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
+}
+
+// Makes initialised mbarriers visible to the copy engine (the async proxy) before any copy names them.
+__device__ __forceinline__ void fence_barrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One arrival, and `bytes` more to land before the current phase can complete.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+
+// Whether the phase of parity `parity` has completed (the hardware may suspend the thread a while first).
+__device__ __forceinline__ bool mbarrier_try_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    asm volatile("{\n .reg .pred p;\n"
+                 " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    return done;
+}
+
+__device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned parity) {
+    while (!mbarrier_try_wait(bar, parity)) {
+    }
+}
+
+// TMA: copy the box of the tensor map `map` whose first element is at (x, y) (x along the contiguous
+// dimension) into shared memory at `dst`, laid out (and swizzled) as the map says; the bytes count
+// down mbarrier `bar`. Issued by one thread. Boxes past the tensor's edge are filled with zeros.
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap *map, unsigned bar, int x, int y) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4}], [%2];\n"
+                 :: "r"(dst), "l"(map), "r"(bar), "r"(x), "r"(y) : "memory");
+}
+
+// One arrival on an mbarrier of this block.
+__device__ __forceinline__ void mbarrier_arrive_once(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Thread-block clusters (Kernel 5.5): blocks of one cluster run at once on neighbouring SMs and can
+// address each other's shared memory.
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+// The address, in the cluster's shared window, of the same shared variable in block `rank` of the cluster.
+__device__ __forceinline__ unsigned cluster_address(unsigned smem_address, unsigned rank) {
+    unsigned out;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(out) : "r"(smem_address), "r"(rank));
+    return out;
+}
+
+// One arrival on an mbarrier named by its cluster address (this block's or another's).
+__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned cluster_bar) {
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+}
+
+// Every thread of every block of the cluster arrives, then waits for all of them.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// TMA copy of a box into the same shared offset of every block in `mask` (bit r: cluster rank r); the
+// bytes count down the mbarrier at offset `bar` in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const TensorMap *map, unsigned bar, int x, int y,
+                                                      unsigned short mask) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%3, %4}], [%2], %5;\n"
+                 :: "r"(dst), "l"(map), "r"(bar), "r"(x), "r"(y), "h"(mask) : "memory");
+}
+#endif

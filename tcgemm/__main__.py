@@ -5,7 +5,7 @@ import argparse
 import sys
 import textwrap
 
-from tcgemm.catalog import GEMM_KERNELS, all_sources
+from tcgemm.catalog import GEMM_KERNELS, all_sources, source_archs
 from tcgemm.errors import TcgemmError
 
 
@@ -32,6 +32,9 @@ def cmd_info(args) -> int:
     else:
         field("peak", "unknown for this GPU: tables leave out % of peak")
     for source in all_sources():
+        if info.arch not in source_archs(source):
+            field("compile", f"kernels/{source}: skipped (needs {' or '.join(source_archs(source))})")
+            continue
         load_module(source)
         field("compile", f"kernels/{source}: OK ({info.arch})")
     return 0

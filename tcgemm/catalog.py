@@ -10,6 +10,10 @@ the Maxas SGEMM does: A (M, K) column-major (A.T is a C-contiguous (K, M) array)
 The C signature is  extern "C" __global__ void entry(const IN *A, const IN *B, OUT *C, int M, int N, int K)
 Kernel 4.7 (`either_order`) takes A and B in either memory order, compiled in per case (`with_orders`),
 and has the signature  (A, B, C, M, N, K, lda, ldb, alpha, beta, C_in): D = alpha * A @ B + beta * C_in.
+Kernel 5.0 (`tma`) takes tensor maps of A and B (tcgemm.tma, 128 bytes each) in their place:
+(const __grid_constant__ TensorMap a_map, const __grid_constant__ TensorMap b_map, C, M, N, K).
+Kernel D1 takes every input type of mma.sync (ELEMENTS), compiled in per type (`with_element`), with
+A row-major and B column-major whatever the type; bf16 and fp8 arrays hold the values' bit patterns.
 
 Pipelined kernels are compiled with -DN_STAGES (and -DBK when their stages live in dynamic shared
 memory); `configs` lists their (tile_k, stages) choices, fastest first, and `for_smem` picks the
@@ -23,12 +27,54 @@ from dataclasses import dataclass, replace
 
 from tcgemm.arch import TARGET_ARCHS, arch_limits
 from tcgemm.errors import OperandError
-from tcgemm.fragments.layouts import MMA_VARIANTS, variant_identifier
+from tcgemm.fragments.layouts import MMA_VARIANTS, min_sm, variant_identifier
 
 
 # Memory order ("C" row-major, "F" column-major) of A and of B, by input dtype.
 OPERAND_ORDERS = {"float16": ("C", "F"), "float32": ("F", "C")}
-ITEMSIZE = {"float16": 2, "float32": 4}
+ITEMSIZE = {"float16": 2, "float32": 4, "uint16": 2, "int8": 1, "uint8": 1}
+
+
+@dataclass(frozen=True)
+class Element:
+    """An input type of Kernel D1: its mma.sync variant, how it is compiled in, how the host holds it."""
+    name: str                # the book's name
+    code: int                # -DELEMENT in kernels/d1_data_types.cu
+    variant: str             # its mma.sync variant, a key of tcgemm.fragments.layouts.MMA_VARIANTS
+    dtype: str               # of A and B: the values (fp16, tf32 as fp32, int8) or their bits (bf16, fp8)
+    out_dtype: str           # of C, and of the accumulators
+    warp_tile_limits: tuple[tuple[str, int], ...] = ()   # (arch, most elements of C per warp that build
+                                                          # keeps in registers): planned tiles there stay within
+
+    @property
+    def ptx(self) -> str:
+        """The PTX name of the type: f16, bf16, tf32, s8, e4m3, e5m2."""
+        return MMA_VARIANTS[self.variant][1]
+
+    @property
+    def archs(self) -> tuple[str, ...]:
+        """The target architectures whose mma.sync takes the type (fp8: sm_89 on)."""
+        return tuple(a for a in TARGET_ARCHS if int(a[3:]) >= min_sm(self.variant))
+
+    def max_warp_tile(self, arch: str) -> int | None:
+        """The most elements of C per warp Kernel D1 may compute with this type on `arch`; None: any tile."""
+        return dict(self.warp_tile_limits).get(arch)
+
+
+# sm_90 has no fp8 mma.sync instruction: ptxas converts each fragment to fp16 (F2FP) and runs HMMA.16816.F32
+# from a zero accumulator, adding C after (book/data_types.ipynb), which needs registers: Kernel D1's 64 x 64
+# warp tiles spill there (and the 32 x 64 ones a few), its 32 x 32 ones do not.
+FP8_WARP_TILE_LIMITS = (("sm_90", 32 * 32),)
+
+
+ELEMENTS = {e.name: e for e in (
+    Element("fp16", 0, "m16n8k16.f32", "float16", "float32"),
+    Element("bf16", 1, "m16n8k16.bf16.f32", "uint16", "float32"),
+    Element("tf32", 2, "m16n8k8.tf32.f32", "float32", "float32"),
+    Element("int8", 3, "m16n8k32.s32", "int8", "int32"),
+    Element("e4m3", 4, "m16n8k32.e4m3.f32", "uint8", "float32", FP8_WARP_TILE_LIMITS),
+    Element("e5m2", 5, "m16n8k32.e5m2.f32", "uint8", "float32", FP8_WARP_TILE_LIMITS),
+)}
 ORDER_NAMES = {"C": "row-major", "F": "column-major"}
 
 
@@ -61,6 +107,13 @@ class GemmKernel:
     switch_blocks: tuple[tuple[str, tuple[int, int, int]], ...] = ()   # (switch, block it launches with)
     in_bench: bool = True        # timed by `python -m tcgemm bench` by default (not the ablation kernel,
                                  # whose default build is Kernel 4.4 again)
+    tma: bool = False            # copies by TMA: takes tensor maps of A and B (tcgemm.tma) in their place,
+                                 # and TMA_SMEM_ALIGN bytes of shared memory more to align its stages
+    archs: tuple[str, ...] = TARGET_ARCHS   # the target architectures it compiles for and runs on
+    element: str = ""            # the input type compiled in (-DELEMENT), a key of ELEMENTS: Kernel D1 only
+    arch_specific: bool = False  # built for the architecture-specific target (sm_90a: wgmma, setmaxnreg)
+    persistent: bool = False     # one block per SM (per `cluster` SMs, a cluster) looping over the tiles
+    cluster: int = 1             # blocks per thread-block cluster, along M; they share B's tile (multicast)
 
     @property
     def source(self) -> str:
@@ -69,14 +122,21 @@ class GemmKernel:
 
     @property
     def a_order(self) -> str:
-        return (self.orders or OPERAND_ORDERS[self.in_dtype])[0]
+        return (self.orders or (MMA_ORDERS if self.element else OPERAND_ORDERS[self.in_dtype]))[0]
 
     @property
     def b_order(self) -> str:
-        return (self.orders or OPERAND_ORDERS[self.in_dtype])[1]
+        return (self.orders or (MMA_ORDERS if self.element else OPERAND_ORDERS[self.in_dtype]))[1]
 
-    def grid(self, M: int, N: int) -> tuple[int, int, int]:
-        return (-(-N // self.tile_n), -(-M // self.tile_m), self.splits)
+    def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
+        """Blocks along N, M and the K splits; a persistent kernel: as many blocks as SMs (`sm_count`),
+        in whole clusters, and no more than there are tiles."""
+        if not self.persistent:
+            return (-(-N // self.tile_n), -(-M // self.tile_m), self.splits)
+        if sm_count is None:
+            raise ValueError(f"{self.title} is persistent: its grid needs the GPU's SM count")
+        clusters = -(-M // (self.tile_m * self.cluster)) * -(-N // self.tile_n)
+        return (min(sm_count // self.cluster, clusters) * self.cluster, 1, 1)
 
     @property
     def flop_per_global_byte(self) -> float:
@@ -88,7 +148,18 @@ class GemmKernel:
     def smem_bytes(self) -> int:
         """Dynamic shared memory per block: every stage of the A and B tiles."""
         tiles = ITEMSIZE[self.in_dtype] * (self.tile_m + self.tile_n) * self.tile_k
-        return tiles * self.stages if self.dynamic_smem else 0
+        return tiles * self.stages + (TMA_SMEM_ALIGN if self.tma else 0) if self.dynamic_smem else 0
+
+    def unsupported(self, arch: str) -> str | None:
+        """None when the kernel runs on `arch`; else one line why not."""
+        if arch in self.archs:
+            return None
+        return f"{self.typed_title} needs {' or '.join(self.archs)} (this GPU is {arch})"
+
+    @property
+    def typed_title(self) -> str:
+        """The title, with the input type compiled in where the kernel takes several (Kernel D1)."""
+        return f"{self.title} ({self.element} inputs)" if self.element else self.title
 
     @property
     def defines(self) -> tuple[tuple[str, int], ...]:
@@ -98,7 +169,8 @@ class GemmKernel:
         orders = (("A_COL_MAJOR", int(self.a_order == "F")), ("B_COL_MAJOR", int(self.b_order == "F"))) \
             if self.orders else ()
         return tile + ((("BK", self.tile_k),) if self.dynamic_smem else ()) + \
-               ((("N_STAGES", self.stages),) if self.stages else ()) + orders + tuple((name, 1) for name in self.on)
+               ((("N_STAGES", self.stages),) if self.stages else ()) + orders + tuple((name, 1) for name in self.on) + \
+               ((("ELEMENT", ELEMENTS[self.element].code),) if self.element else ())
 
     def with_orders(self, a_order: str, b_order: str) -> "GemmKernel":
         """This kernel compiled for A and B in these memory orders ('C' row-major, 'F' column-major)."""
@@ -111,14 +183,29 @@ class GemmKernel:
         return replace(self, orders=() if (a_order, b_order) == OPERAND_ORDERS[self.in_dtype] else (a_order, b_order))
 
     def with_tile(self, tile, splits: int = 1) -> "GemmKernel":
-        """This kernel compiled for a tcgemm.plan.TileConfig, with K split `splits` ways."""
+        """This kernel compiled for a tcgemm.plan.TileConfig, with K split `splits` ways. The tile's BK
+        counts fp16 (tile rows of 2 BK bytes); another input type keeps the bytes."""
         if not self.warps:
             raise ValueError(f"{self.title} fixes its tile in its source")
         if splits < 1:
             raise ValueError(f"splits must be at least 1, got {splits}")
-        return replace(self, tile_m=tile.bm, tile_n=tile.bn, tile_k=tile.bk, stages=tile.stages,
+        tile_k = tile.bk * ITEMSIZE["float16"] // ITEMSIZE[self.in_dtype]
+        return replace(self, tile_m=tile.bm, tile_n=tile.bn, tile_k=tile_k, stages=tile.stages,
                        block=(tile.threads, 1, 1), warps=(tile.warps_m, tile.warps_n), splits=splits,
                        planned=False)
+
+    def with_element(self, name: str) -> "GemmKernel":
+        """This kernel compiled for input type `name` (a key of ELEMENTS: Kernel D1 only), its tile rows
+        and pipeline configurations keeping their bytes."""
+        if not self.element:
+            raise ValueError(f"{self.title} takes {self.in_dtype} inputs only; Kernel D1 (key d1) takes "
+                             f"each of {', '.join(ELEMENTS)}")
+        if name not in ELEMENTS:
+            raise ValueError(f"unknown input type {name!r}; {self.title} takes {', '.join(ELEMENTS)}")
+        e = ELEMENTS[name]
+        rescale = lambda k: k * ITEMSIZE[self.in_dtype] // ITEMSIZE[e.dtype]
+        return replace(self, element=name, in_dtype=e.dtype, out_dtype=e.out_dtype, archs=e.archs,
+                       tile_k=rescale(self.tile_k), configs=tuple((rescale(k), s) for k, s in self.configs))
 
     def with_switches(self, *names: str) -> "GemmKernel":
         known = [name for name, _ in self.switches]
@@ -162,7 +249,7 @@ class GemmKernel:
                 ([f"{self.stages} stages"] if self.stages else []) + \
                 ([f"K split {self.splits} ways"] if self.splits > 1 else []) + \
                 ([f"A {ORDER_NAMES[self.a_order]}, B {ORDER_NAMES[self.b_order]}"] if self.orders else []) + \
-                list(self.on)
+                list(self.on) + ([self.element] if self.element else [])
         return ", ".join(parts)
 
     @property
@@ -182,9 +269,32 @@ class ProbeKernel:
         return f"probe_{self.key}.cu"
 
 
+# Shared memory a TMA kernel allocates beyond its stages, to start them on a 1024-byte boundary: TMA's
+# swizzle XORs bits 4-9 of the shared address, so a swizzled tile must start where the pattern starts.
+TMA_SMEM_ALIGN = 1024
 # (tile_k, stages) of the 128 x 256 kernels, fastest first on the H100: 192 KB fits sm_90 only,
 # 144 KB fits sm_80 too, 96 KB fits every target (sm_86 and sm_89 allow 99 KB per block).
 BIG_TILE_CONFIGS = ((64, 4), (64, 3), (32, 4))
+WGMMA_CONFIGS = ((64, 4), (64, 3))   # (tile_k, stages) of Kernels 5.1-5.5: a tile row is one 128-byte swizzle row
+
+# Kernels 5.1-5.5: TMA copies into the 128-byte swizzle and wgmma m64n256k16 from shared memory, 128 x 256
+# tiles, built for sm_90a (book/hopper.ipynb). WGMMA_SASS: what every one of them compiles to.
+WGMMA_SASS = ("HGMMA.64x256x16.F32", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64", "WARPGROUP.DEPBAR.LE")
+_HOPPER = dict(tile_m=128, tile_n=256, tile_k=64, stages=4, dynamic_smem=True, configs=WGMMA_CONFIGS, tma=True,
+               archs=("sm_90",), arch_specific=True)
+HOPPER_KERNELS = (
+    GemmKernel(key="k5.1", title="Kernel 5.1: TMA and wgmma", entry="wgmma_tiles", block=(256, 1, 1),
+               sass=WGMMA_SASS + ("STG.E.64",), **_HOPPER),
+    GemmKernel(key="k5.2", title="Kernel 5.2: a producer warpgroup", entry="warp_specialised", block=(384, 1, 1),
+               sass=WGMMA_SASS + ("USETMAXREG.DEALLOC.CTAPOOL",), **_HOPPER),
+    GemmKernel(key="k5.3", title="Kernel 5.3: one wgmma group in flight", entry="one_group_in_flight",
+               block=(384, 1, 1), sass=WGMMA_SASS + ("USETMAXREG.DEALLOC.CTAPOOL",), **_HOPPER),
+    GemmKernel(key="k5.4", title="Kernel 5.4: persistent, any shape", entry="persistent", block=(384, 1, 1),
+               any_shape=True, persistent=True, sass=WGMMA_SASS + ("USETMAXREG.DEALLOC.CTAPOOL",), **_HOPPER),
+    GemmKernel(key="k5.5", title="Kernel 5.5: clusters of two, B multicast", entry="cluster_multicast",
+               block=(384, 1, 1), any_shape=True, persistent=True, cluster=2,
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UCGABAR_ARV"), **_HOPPER),
+)
 # (tile_k, stages) of the 128 x 128 kernels with dynamic shared memory (3.5, 3.6): 96 KB fits every
 # target, and on the H100 it was the fastest of the sweep in book/pipelines.ipynb (two blocks per SM;
 # with 4 stages, 128 KB, one block fits and the kernel is 7% slower).
@@ -326,11 +436,28 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
+            key="k5.0", title="Kernel 5.0: TMA loads",
+            entry="tma_loads", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS, tma=True, archs=("sm_90",),
+            switches=(("BLOCK_SYNC", "stages released by one __syncthreads per K tile, as Kernel 4.4 does, "
+                                     "instead of the empty mbarriers"),),
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "UTMALDG.2D", "SYNCS.ARRIVE.TRANS64",
+                  "SYNCS.PHASECHK.TRANS64", "STG.E.64"),
+        ),
+        *HOPPER_KERNELS,
+        GemmKernel(
             key="a1", title="Ablation: Kernel 4.4 with each step a switch",
             entry="ablation", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
             dynamic_smem=True, configs=BIG_TILE_CONFIGS,
             switches=ABLATION_SWITCHES + SKIP_SWITCHES, switch_blocks=(("SMALL_WARP_TILE", (512, 1, 1)),),
             in_bench=False,
+            sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
+        ),
+        GemmKernel(
+            key="d1", title="Kernel D1: Kernel 4.6 for every input type",
+            entry="data_types", block=(256, 1, 1), tile_m=128, tile_n=256, tile_k=32, stages=4,
+            dynamic_smem=True, configs=BIG_TILE_CONFIGS, any_shape=True, warps=(2, 4), planned=True,
+            element="fp16", in_bench=False,
             sass=("HMMA.16816.F32", "LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64"),
         ),
         GemmKernel(
@@ -468,6 +595,13 @@ PROBES: dict[str, ProbeKernel] = {
         sass=("HMMA.16816.F32", "HMMA.16816.F16", "HMMA.16816.F32.BF16", "HMMA.1688.F32.TF32",
               "IMMA.16832.S8.S8"),
     ),
+    # Hopper's wgmma (tcgemm.gpu.wgmma): its entries hold a wgmma only when built for sm_90a, so the
+    # targets here compile them empty, and tests/test_wgmma_sass.py checks their HGMMA for sm_90a.
+    "wgmma": ProbeKernel(
+        key="wgmma",
+        entries=("probe_wgmma_m64n8k16", "probe_wgmma_m64n16k16"),
+        sass=(),
+    ),
     "ldmatrix": ProbeKernel(
         key="ldmatrix",
         entries=("probe_ldmatrix_x1", "probe_ldmatrix_x2", "probe_ldmatrix_x4",
@@ -484,6 +618,19 @@ def all_sources() -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def source_archs(source: str) -> tuple[str, ...]:
+    """The target architectures kernels/<source> compiles for (as defines_for configures it): a GEMM
+    kernel's own `archs` (Kernel 5.0's TMA: sm_90), every target for the others."""
+    return next((k.archs for k in GEMM_KERNELS.values() if k.source == source), TARGET_ARCHS)
+
+
+def build_target(source: str, arch: str) -> str:
+    """The target kernels/<source> is compiled for on `arch`: the architecture-specific one (sm_90 ->
+    sm_90a) for the kernels that need it (wgmma, setmaxnreg: Kernels 5.1-5.5), else `arch` itself."""
+    specific = any(k.arch_specific for k in GEMM_KERNELS.values() if k.source == source)
+    return arch + "a" if specific else arch
+
+
 def sass_claims() -> dict[str, tuple[str, ...]]:
     """The instructions the book claims for each source compiled as defines_for compiles it: the WMMA
     kernels without defines, i.e. for the case "A B" (A and B row-major)."""
@@ -498,8 +645,12 @@ def configured(key: str, arch: str | None = None) -> GemmKernel:
     shared memory one block may use there; None: on the target that allows the most."""
     if key not in GEMM_KERNELS:
         raise KeyError(f"unknown kernel {key!r}; the kernels are: {', '.join(GEMM_KERNELS)}")
-    archs = TARGET_ARCHS if arch is None else (arch,)
-    return GEMM_KERNELS[key].for_smem(max(arch_limits(a).max_smem_per_block for a in archs))
+    spec = GEMM_KERNELS[key]
+    archs = spec.archs if arch is None else (arch,)
+    limit = max(arch_limits(a).max_smem_per_block for a in archs)    # an unknown arch is named first
+    if arch is not None and (reason := spec.unsupported(arch)):
+        raise ValueError(reason)
+    return spec.for_smem(limit)
 
 
 def defines_for(source: str, arch: str) -> tuple[tuple[str, int], ...]:

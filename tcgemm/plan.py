@@ -46,6 +46,11 @@ class TileConfig:
         return 32 * self.warps_m * self.warps_n
 
     @property
+    def warp_tile(self) -> int:
+        """Elements of C one warp computes."""
+        return self.bm // self.warps_m * self.bn // self.warps_n
+
+    @property
     def smem_bytes(self) -> int:
         return 2 * (self.bm + self.bn) * self.bk * self.stages
 
@@ -198,15 +203,17 @@ class Plan:
 MMA_SYNC_SHARE = {"sm_90": 0.64}
 
 
-def plan(M: int, N: int, K: int, gpu: GpuShape | None = None) -> Plan:
+def plan(M: int, N: int, K: int, gpu: GpuShape | None = None, max_warp_tile: int | None = None) -> Plan:
     """The (tile, splits) with the least modelled time; ties go to the larger tile and fewer splits.
-    `gpu` None: this machine's GPU (tcgemm.gpu.gemm.gpu_shape)."""
+    `gpu` None: this machine's GPU (tcgemm.gpu.gemm.gpu_shape). `max_warp_tile`: only tiles whose warp
+    tile has at most this many elements of C (a build that needs more registers per element)."""
     if min(M, N, K) < 1:
         raise ValueError(f"a GEMM needs M, N, K >= 1, got {M}×{N}×{K}")
     if gpu is None:
         from tcgemm.gpu.gemm import gpu_shape
         gpu = gpu_shape()
-    found = [e for tile in TILES for s in SPLITS if (e := estimate(tile, s, M, N, K, gpu)) is not None]
+    tiles = [t for t in TILES if max_warp_tile is None or t.warp_tile <= max_warp_tile]
+    found = [e for tile in tiles for s in SPLITS if (e := estimate(tile, s, M, N, K, gpu)) is not None]
     if not found:
         raise ValueError(f"no tile configuration of Kernel 4.6 fits {gpu.name} "
                          f"({gpu.smem_per_block // 1024} KB of shared memory per block)")

@@ -70,7 +70,22 @@ class TimingPlan:
 DEFAULT_PLAN = TimingPlan()
 
 
-# --- two runs of a size sweep ----------------------------------------------------------------
+# --- a size sweep: passes, and two runs compared ------------------------------------------------
+
+SWEEP_PASSES = 2    # passes of tcgemm.gpu.bench.size_sweep over all its shapes; each shape keeps its
+                    # fastest median, so one pass slowed by the GPU's state (its clock drifts between
+                    # passes, seconds apart) does not set the number
+
+
+def faster_pass(first: dict, second: dict) -> dict:
+    """One shape of a size sweep measured in two passes: each side's higher TFLOP/s (kernel and
+    cuBLAS separately; NaN where the kernel skipped the shape), passed only if both passes passed."""
+    if (first["family"], first["label"]) != (second["family"], second["label"]):
+        raise ValueError(f"passes of different shapes: {first['label']} and {second['label']}")
+    return {**first, "passed": first["passed"] and second["passed"],
+            "kernel_tflops": max(first["kernel_tflops"], second["kernel_tflops"]),
+            "cublas_tflops": max(first["cublas_tflops"], second["cublas_tflops"])}
+
 
 @dataclass(frozen=True)
 class ShapeAgreement:

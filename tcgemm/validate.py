@@ -43,11 +43,15 @@ def leading_dimension(x, order: str) -> int:
     return x.strides[axis] // x.itemsize if x.shape[axis] > 1 else x.shape[1 - axis]
 
 
-def _check_array(name: str, x, want_order: str, want_dtype: str = "float16", title: str = "the kernel") -> None:
+def _check_array(name: str, x, want_order: str, want_dtype: str = "float16", title: str = "the kernel",
+                 element: str = "") -> None:
     for attr in ("dtype", "shape", "flags", "strides"):
         if not hasattr(x, attr):
             raise OperandError(f"{name} must be a 2-D cupy.ndarray, got {type(x).__name__}")
     if x.dtype != np.dtype(want_dtype):
+        if element and want_dtype.startswith("uint"):
+            raise OperandError(f"{name} has dtype {x.dtype}; {title} takes {element} inputs as their bit patterns, "
+                               f"{want_dtype} (encode values with tcgemm.elements.encode(values, '{element}'))")
         raise OperandError(
             f"{name} has dtype {x.dtype}; {title} takes {want_dtype} inputs "
             f"(convert with {name}.astype('{want_dtype}'))"
@@ -136,8 +140,8 @@ def check_gemm_operands(kernel: GemmKernel, A, B, C=None, device: int | None = N
     if device is not None:
         for name, x in (("A", A), ("B", B)) + ((("C", C),) if C is not None else ()):
             check_device(name, x, device)
-    _check_array("A", A, kernel.a_order, kernel.in_dtype, kernel.title)
-    _check_array("B", B, kernel.b_order, kernel.in_dtype, kernel.title)
+    _check_array("A", A, kernel.a_order, kernel.in_dtype, kernel.typed_title, kernel.element)
+    _check_array("B", B, kernel.b_order, kernel.in_dtype, kernel.typed_title, kernel.element)
     if not kernel.any_shape:
         for name, x in (("A", A), ("B", B)):
             if _address(x) % 16:
@@ -187,7 +191,8 @@ def check_gemm_shape(kernel: GemmKernel, M: int, N: int, K: int) -> tuple[int, i
                 f"{name}={size}{tiles} overflows the kernels' 32-bit int indices: M*K, K*N and M*N must "
                 f"stay below 2**31 = {INT32_MAX + 1}; split the product into smaller GEMMs"
             )
-    for axis, blocks, limit in zip("xyz", kernel.grid(M, N), GRID_LIMITS):
+    grid = () if getattr(kernel, "persistent", False) else kernel.grid(M, N)   # persistent: a block per SM
+    for axis, blocks, limit in zip("xyz", grid, GRID_LIMITS):
         if blocks > limit:
             raise OperandError(f"{kernel.title} would launch {blocks} blocks along grid {axis} for M={M}, "
                                f"N={N}; CUDA allows at most {limit}: split the product into smaller GEMMs")

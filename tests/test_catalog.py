@@ -46,7 +46,8 @@ def test_intensity_and_warp_tile_arithmetic_of_the_first_kernels():
 def test_one_name_per_kernel():
     """The key is the kernel's one name: its file, its entry point's file and the book's title follow it."""
     label = {"k": lambda k: f"Kernel {k[1:]}", "s": lambda k: f"Kernel {k.upper()}", "h": lambda k: k.upper(),
-             "a": lambda k: "Ablation"}
+             "a": lambda k: "Ablation",
+             "d": lambda k: f"Kernel {k.upper()}"}
     for key, spec in GEMM_KERNELS.items():
         assert spec.source == f"{key}_{spec.entry}.cu", key
         assert (KERNEL_DIR / spec.source).is_file(), spec.source

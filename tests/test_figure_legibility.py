@@ -20,7 +20,7 @@ import pytest  # noqa: E402
 
 from tcgemm.catalog import GEMM_KERNELS  # noqa: E402
 from tcgemm import draw_numerics  # noqa: E402
-from tcgemm.fragments import draw, layouts, wmma  # noqa: E402
+from tcgemm.fragments import draw, draw_wgmma, layouts, wmma  # noqa: E402
 from tcgemm.pipelines import ablation, draw_pipeline  # noqa: E402
 from tcgemm.gpu.bench import CUBLAS, CUBLAS_SGEMM, GROUPS, Comparison  # noqa: E402  (imports no CuPy)
 from tcgemm.hw import peak_for  # noqa: E402
@@ -28,7 +28,7 @@ from tcgemm.report import SWEEP_SHAPES, BenchResult, summarize, sweep_figure  # 
 from tcgemm.results import comparison_figure, load, load_all  # noqa: E402
 from tcgemm.rounding import MMA_TYPES  # noqa: E402
 from tcgemm.sgemm import draw_regbank, draw_sgemm, regbank  # noqa: E402
-from tcgemm.smem import banks, draw_banks  # noqa: E402
+from tcgemm.smem import banks, canonical, draw_banks  # noqa: E402
 from tcgemm.style import (  # noqa: E402
     COLUMN_WIDTH_IN, DISPLAY_COLUMN_PX, MIN_DISPLAY_TEXT_PX, RECORD_DPI, displayed_text_sizes, new_figure,
 )
@@ -158,6 +158,11 @@ FIGURES = {
                                                               regbank.conflict_free_numbering(regbank.MAXWELL),
                                                               regbank.MAXWELL, reuse_slots=("a", "b"), reuse_depth=2)),
     ("sgemm", "sgemm-36"): ("fp32.figure()", lambda: bench_figure(("sgemm", "sgemm-36"))),
+    ("hopper", "hp-acc-fig"): ("draw_wgmma.accumulator_figure(16)", lambda: draw_wgmma.accumulator_figure(16)),
+    ("hopper", "hp-modes-fig"): ("draw_banks.swizzle_modes_figure()", draw_banks.swizzle_modes_figure),
+    ("hopper", "hp-xor-fig"): ("draw_banks.permutation_figure(tile, rows=8, chunks=8)",
+                               lambda: draw_banks.permutation_figure(canonical.kmajor_layout("128B", 8, 64),
+                                                                     rows=8, chunks=8)),
 }
 
 

@@ -2,6 +2,7 @@
 one, the body runs as a plain cell would (its value displayed, its error failing the cell). And every
 gpu-tagged cell of the book starts with it."""
 import json
+import re
 
 import nbformat
 import pytest
@@ -10,7 +11,7 @@ from nbclient.exceptions import CellExecutionError
 
 from tcgemm import ROOT
 from tcgemm.gpu.device import gpu_unavailable_reason
-from tcgemm.publish.magic import skip_line
+from tcgemm.publish.magic import skip_line, too_old
 from tcgemm.publish.notebook import GPU_TAG
 
 LOAD = "%load_ext tcgemm.publish.magic"
@@ -49,6 +50,17 @@ def test_with_a_gpu_the_body_runs_like_a_plain_cell():
     assert _text(cells[3]) == "43\n"
 
 
+def test_a_cell_for_a_newer_gpu_says_so_in_one_line():
+    """`%%gpu sm_90` (the Hopper chapter) runs its body on sm_90 and later; before, it prints one line."""
+    older = PRETEND_GPU + "\nimport tcgemm.gpu.compile as compile\ncompile.current_arch = lambda: 'sm_86'"
+    cells = _run(LOAD, older, "%%gpu sm_90\nprint('ran')\n", "%%gpu sm_80\nprint('ran')\n")
+    assert _text(cells[2]) == skip_line("this cell needs a GPU of sm_90 or later, and this one is sm_86") + "\n"
+    assert _text(cells[3]) == "ran\n"
+    assert too_old("sm_90", "sm_90") is None and too_old("sm_89", "sm_90") is None
+    with pytest.raises(ValueError, match="looks like 'sm_90', got 'hopper'"):
+        too_old("hopper", "sm_90")
+
+
 def test_with_a_gpu_an_error_in_the_body_fails_the_cell_once():
     with pytest.raises(CellExecutionError, match="ZeroDivisionError"):
         _run(LOAD, PRETEND_GPU, "%%gpu\n1 / 0\n")
@@ -85,7 +97,7 @@ def _code_cells(path):
 def test_every_gpu_cell_starts_with_the_magic(path):
     cells = _code_cells(path)
     gpu_cells = [c for c in cells if GPU_TAG in c["metadata"].get("tags", [])]
-    bare = [c["id"] for c in gpu_cells if not "".join(c["source"]).startswith("%%gpu\n")]
+    bare = [c["id"] for c in gpu_cells if not re.match(r"%%gpu( sm_\d+)?\n", "".join(c["source"]))]
     assert not bare, f"{path.name}: gpu-tagged cells {bare} do not start with %%gpu"
     if gpu_cells:
         first = "".join(cells[0]["source"]).splitlines()[0]

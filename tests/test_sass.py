@@ -14,8 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tcgemm import KERNEL_DIR
-from tcgemm.catalog import (GEMM_KERNELS, MMA_ORDERS, PROBES, TARGET_ARCHS, WMMA_CASES, WMMA_KERNELS, all_sources,
-                            defines_for, sass_claims)
+from tcgemm.catalog import (ELEMENTS, GEMM_KERNELS, MMA_ORDERS, PROBES, TARGET_ARCHS, WMMA_CASES, WMMA_KERNELS,
+                            all_sources, build_target, configured, defines_for, sass_claims, source_archs)
+from tcgemm.plan import TILES
 from tcgemm.gpu.nvrtc_offline import cuda_tool
 
 ARCHS = list(TARGET_ARCHS)
@@ -25,6 +26,8 @@ ENTRIES = {k.source: (k.entry,) for k in GEMM_KERNELS.values()}
 ENTRIES.update({p.source: p.entries for p in PROBES.values()})
 ENTRIES.update({w.source: (w.entry,) for w in WMMA_KERNELS.values()})
 GEMM_SOURCES = [k.source for k in GEMM_KERNELS.values()] + [w.source for w in WMMA_KERNELS.values()]
+BUILDS = [(s, a) for s in SOURCES for a in source_archs(s)]     # Kernel 5.0 (TMA) compiles for sm_90 only
+GEMM_BUILDS = [(s, a) for s, a in BUILDS if s in GEMM_SOURCES]
 
 LOCAL_MEMORY = re.compile(r"\b(LDL|STL)\b")
 FUNCTION = re.compile(r"Function : (\S+)")
@@ -49,7 +52,11 @@ def _compile_all(out_dir, jobs) -> list[str]:
         source, arch, defines = job
         flags = [f"-D{name}={value}" for name, value in defines]
         cubin = out_dir / f"{source}.{arch}{''.join(flags)}.cubin"
-        cmd = [nvcc, "-cubin", f"-arch={arch}", "-I", str(KERNEL_DIR), "-o", str(cubin), *flags,
+        # Kernels 5.1-5.5 build for sm_90a, which nvcc 13.0 takes in the -gencode form (its -arch=sm_90a
+        # also runs a plain sm_90 pass, which rejects wgmma).
+        built = build_target(source, arch)
+        target = f"-gencode=arch=compute_{built[3:]},code={built}" if built != arch else f"-arch={arch}"
+        cmd = [nvcc, "-cubin", target, "-I", str(KERNEL_DIR), "-o", str(cubin), *flags,
                str(KERNEL_DIR / source)]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
@@ -64,9 +71,8 @@ def _compile_all(out_dir, jobs) -> list[str]:
 @pytest.fixture(scope="module")
 def sass(tmp_path_factory) -> dict[tuple[str, str], str]:
     """(source, arch) -> cuobjdump -sass listing, each compiled once as its launcher compiles it."""
-    jobs = [(s, a) for s in SOURCES for a in ARCHS]
-    return dict(zip(jobs, _compile_all(tmp_path_factory.mktemp("cubins"),
-                                       [(s, a, defines_for(s, a)) for s, a in jobs])))
+    return dict(zip(BUILDS, _compile_all(tmp_path_factory.mktemp("cubins"),
+                                         [(s, a, defines_for(s, a)) for s, a in BUILDS])))
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +87,7 @@ def _mnemonics(listing: str) -> list[str]:
     return sorted(set(re.findall(r"\b(?:HMMA|IMMA|LDSM)\S*", listing)))
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("source, arch", BUILDS)
 def test_claimed_instructions_present(sass, source, arch):
     listing = sass[source, arch]
     missing = [s for s in CLAIMS[source] if s not in listing]
@@ -92,15 +97,13 @@ def test_claimed_instructions_present(sass, source, arch):
     )
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("source, arch", BUILDS)
 def test_every_entry_compiled(sass, source, arch):
     functions = set(FUNCTION.findall(sass[source, arch]))
     assert set(ENTRIES[source]) <= functions, f"{source} on {arch}: SASS has functions {functions}"
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("source", GEMM_SOURCES)
+@pytest.mark.parametrize("source, arch", GEMM_BUILDS)
 def test_gemm_kernels_use_no_local_memory(sass, source, arch):
     hits = [line.strip() for line in sass[source, arch].splitlines() if LOCAL_MEMORY.search(line)]
     assert not hits, f"{source} on {arch} spills to local memory:\n" + "\n".join(hits[:10])
@@ -112,7 +115,7 @@ def test_claims_can_fail(sass, arch):
     (e.g. 'LDSM.16.M88 ' with its space matches .x1 only, not .x2 or .x4)."""
     for source, claims in CLAIMS.items():
         for claim in claims:
-            absent_in = [s for s in SOURCES if claim not in sass[s, arch]]
+            absent_in = [s for s in SOURCES if (s, arch) in sass and claim not in sass[s, arch]]
             assert absent_in, f"{claim!r} (claimed for {source}) occurs in every kernel on {arch}"
     assert "LDSM.16.M88 " not in sass["hgemm_ldmatrix_hgemm_f16.cu", arch]
 
@@ -218,3 +221,92 @@ def test_kernel_4_7_reads_each_order_with_its_ldmatrix(order_sass, case, arch):
         assert ("LDSM.16.MT88.4" in listing) == trans, (tile, case, arch, _mnemonics(listing))
         assert ("LDSM.16.M88.4" in listing) == plain, (tile, case, arch, _mnemonics(listing))
         assert not LOCAL_MEMORY.search(listing), f"Kernel 4.7 {case} {tile} on {arch} spills to local memory"
+
+
+def test_kernel_5_0_copies_by_tma_only(sass):
+    """Kernel 5.0 on sm_90: its tiles come by TMA, two UTMALDG (A and B) per K tile in the main loop, which
+    waits on mbarriers (SYNCS) and releases its stages on them, with no block barrier (BAR) left, and
+    issues Kernel 4.4's HMMA; no cp.async (LDGSTS), no global load left."""
+    listing = sass[GEMM_KERNELS["k5.0"].source, "sm_90"]
+    assert "LDGSTS" not in listing and not re.search(r"\bLDG\b", listing), _mnemonics(listing)
+    loop = main_loop(sass, "k5.0", "sm_90")
+    hmma = lambda ops: sum(op.startswith("HMMA") for op in ops)
+    assert hmma(loop) == hmma(main_loop(sass, "k4.4", "sm_90")) > 0
+    assert sum(op.startswith("UTMALDG") for op in loop) == 2
+    assert any(op.startswith("SYNCS.PHASECHK") for op in loop), loop
+    assert not any(op.startswith("BAR") for op in loop), loop
+
+
+# Kernel D1 for each input type on each target whose mma.sync takes it: the type's Tensor Core instruction
+# (sm_90 has no fp8 mma.sync instruction: ptxas converts the values to fp16, F2FP, and runs HMMA.16816.F32;
+# book/data_types.ipynb), and Kernel 4.6's copies, ldmatrix and paired stores. "HMMA.16816.F32 " with its
+# space is fp16's instruction, not bf16's HMMA.16816.F32.BF16.
+D1_MMA = {"fp16": ("HMMA.16816.F32 ",), "bf16": ("HMMA.16816.F32.BF16",), "tf32": ("HMMA.1688.F32.TF32",),
+          "int8": ("IMMA.16832.S8.S8",)}
+D1_BUILDS = [(name, arch) for name, e in ELEMENTS.items() for arch in e.archs]
+
+
+def d1_mma(name: str, arch: str) -> tuple[str, ...]:
+    if name in D1_MMA:
+        return D1_MMA[name]
+    fp8 = name.upper()
+    return (f"QMMA.16832.F32.{fp8}.{fp8}",) if arch == "sm_89" else (f"F2FP.F16.{fp8}.UNPACK_B", "HMMA.16816.F32 ")
+
+
+def d1_build(name: str, arch: str):
+    """Kernel D1 for input type `name` as its launcher builds it for a large product on `arch`: the configured
+    tile, or where the type keeps to smaller warp tiles there (fp8 on sm_90), the largest plan tile that does."""
+    spec = configured("d1", arch).with_element(name)
+    limit = ELEMENTS[name].max_warp_tile(arch)
+    if limit is None:
+        return spec
+    return spec.with_tile(max((t for t in TILES if t.warp_tile <= limit), key=lambda t: t.bm * t.bn))
+
+
+@pytest.fixture(scope="module")
+def element_sass(tmp_path_factory) -> dict[tuple[str, str], str]:
+    """(input type, arch) -> SASS of Kernel D1 for that type (d1_build); ("e4m3", "sm_90 configured"): the
+    configured 128 x 256 tile, whose 64 x 64 warp tiles the fp8 limit rules out on sm_90."""
+    jobs = [(name, arch, d1_build(name, arch)) for name, arch in D1_BUILDS]
+    jobs.append(("e4m3", "sm_90 configured", configured("d1", "sm_90").with_element("e4m3")))
+    listings = _compile_all(tmp_path_factory.mktemp("d1_cubins"),
+                            [(s.source, arch.split()[0], s.defines) for _, arch, s in jobs])
+    return {(name, arch): listing for (name, arch, _), listing in zip(jobs, listings)}
+
+
+@pytest.mark.parametrize("name, arch", D1_BUILDS)
+def test_kernel_d1_compiles_each_type_to_its_mma(element_sass, name, arch):
+    listing = element_sass[name, arch]
+    claims = d1_mma(name, arch) + ("LDSM.16.M88.4", "LDGSTS.E.BYPASS", "STG.E.64")
+    missing = [c for c in claims if c not in listing]
+    assert not missing, f"Kernel D1 ({name}) on {arch}: no {missing}; has {_mnemonics(listing)}"
+    others = [c for other, mma in D1_MMA.items() if other != name for c in mma if c not in claims and c in listing]
+    assert not others, f"Kernel D1 ({name}) on {arch} has another type's mma: {others}"
+    assert not LOCAL_MEMORY.search(listing), f"Kernel D1 ({name}) on {arch} spills to local memory"
+
+
+def _instructions(listing: str) -> dict[str, list[str]]:
+    """Per function of a SASS listing (its name), its instructions without addresses and encodings."""
+    out, name = {}, None
+    for line in listing.splitlines():
+        if found := FUNCTION.search(line):
+            name = found.group(1)
+            out[name] = []
+        elif name and (m := re.match(r"\s+/\*[0-9a-f]{4}\*/\s+(.*?)\s*;", line)):
+            out[name].append(m.group(1))
+    return out
+
+
+def test_fp8_on_sm_90_keeps_to_warp_tiles_that_do_not_spill(element_sass):
+    """The reason for FP8_WARP_TILE_LIMITS: ptxas's fp8 emulation on sm_90 spills Kernel D1's 64 x 64 warp
+    tiles to local memory; the 32 x 32 ones the launcher keeps to there do not spill (the test above)."""
+    assert LOCAL_MEMORY.search(element_sass["e4m3", "sm_90 configured"])
+    assert ELEMENTS["e4m3"].max_warp_tile("sm_90") == 32 * 32 and ELEMENTS["e4m3"].max_warp_tile("sm_89") is None
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_kernel_d1_in_fp16_is_kernel_4_6(sass, arch):
+    """The type is the only idea Kernel D1 adds: built for fp16 it is Kernel 4.6, instruction for instruction."""
+    d1, k46 = GEMM_KERNELS["d1"], GEMM_KERNELS["k4.6"]
+    ours, theirs = (_instructions(sass[k.source, arch]) for k in (d1, k46))
+    assert ours.pop(d1.entry) == theirs.pop(k46.entry) and ours == theirs and len(ours) == 1

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tcgemm.timing import DEFAULT_PLAN, MAX_WARMUP_BATCH, TimingPlan, sweep_agreement
+from tcgemm.timing import DEFAULT_PLAN, MAX_WARMUP_BATCH, TimingPlan, faster_pass, sweep_agreement
 
 
 def test_reps_cover_the_target_time_within_floor_and_cap():
@@ -88,3 +88,18 @@ def test_sweep_agreement_needs_the_same_shapes():
         sweep_agreement(sweep([1.0], [1.0]), sweep([1.0], [1.0], labels=("1024x1024x1024",)))
     with pytest.raises(ValueError, match="no shapes"):
         sweep_agreement([], [])
+
+
+def test_a_shape_keeps_each_sides_faster_pass_and_fails_if_either_pass_failed():
+    first, second = sweep([100.0, 50.0], [200.0, 80.0]), sweep([90.0, 55.0], [210.0, 70.0])
+    for row in first + second:
+        row["passed"] = True
+    second[1]["passed"] = False
+    kept = [faster_pass(a, b) for a, b in zip(first, second)]
+    assert [(r["kernel_tflops"], r["cublas_tflops"], r["passed"]) for r in kept] == \
+        [(100.0, 210.0, True), (55.0, 80.0, False)]
+
+
+def test_passes_of_different_shapes_are_refused():
+    with pytest.raises(ValueError, match="different shapes"):
+        faster_pass(sweep([1.0], [1.0])[0], sweep([1.0], [1.0], labels=("1024x1024x1024",))[0])

@@ -57,7 +57,7 @@ def _minifloat_values(codes: np.ndarray, element_type: str) -> np.ndarray:
     return np.where(codes & 0x80, -magnitude, magnitude)
 
 
-def _element_codes(values: np.ndarray, element_type: str) -> np.ndarray:
+def element_codes(values: np.ndarray, element_type: str) -> np.ndarray:
     """Each value's bit pattern, as unsigned integers of the element's width (exact or OperandError)."""
     if element_type in _MINIFLOATS:
         return _minifloat_codes(values, element_type).astype(np.uint8)
@@ -84,19 +84,26 @@ def to_registers(values, element_type: str) -> np.ndarray:
     if values.shape[-1] % per_register:
         raise OperandError(f"{values.shape[-1]} {element_type} elements per lane do not fill whole "
                            f"registers of {per_register}")
-    codes = _element_codes(values, element_type)
+    codes = element_codes(values, element_type)
     return np.ascontiguousarray(codes).view(np.uint32)
+
+
+def element_values(codes, element_type: str) -> np.ndarray:
+    """Bit patterns (unsigned integers of the element's width; f16, f32, s8 and s32 may also come as
+    their own numpy types) -> float64 values; inverse of element_codes."""
+    codes = np.asarray(codes)
+    if element_type in _MINIFLOATS:
+        return _minifloat_values(codes, element_type)
+    if element_type in ("bf16", "tf32"):
+        words = codes.astype(np.uint32) << np.uint32(16) if element_type == "bf16" else codes
+        with np.errstate(invalid="ignore"):     # a signaling-NaN pattern becomes a quiet NaN, silently
+            return words.view(np.float32).astype(np.float64)
+    if element_type not in _NUMPY:
+        element_bits(element_type)
+    return codes.view(_NUMPY[element_type]).astype(np.float64)
 
 
 def from_registers(words, element_type: str) -> np.ndarray:
     """(..., registers) uint32 words -> (..., elements) float64 values; inverse of to_registers."""
     words = np.ascontiguousarray(words, dtype=np.uint32)
-    if element_type in _MINIFLOATS:
-        return _minifloat_values(words.view(np.uint8), element_type)
-    if element_type == "bf16":
-        return (words.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
-    if element_type == "tf32":
-        return words.view(np.float32).astype(np.float64)
-    if element_type not in _NUMPY:
-        element_bits(element_type)
-    return words.view(_NUMPY[element_type]).astype(np.float64)
+    return element_values(words.view(f"u{element_bits(element_type) // 8}"), element_type)

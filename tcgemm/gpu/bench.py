@@ -14,8 +14,10 @@ from tcgemm.errors import OperandError
 from tcgemm.hw import Peak, peak_for
 from tcgemm.report import BenchResult, Timing, bar_chart, bench_table, checks_table, size_label
 from tcgemm.table import Column, Table
+from tcgemm.timing import SWEEP_PASSES, faster_pass
 from tcgemm.validate import check_gemm_shape
 from tcgemm.gpu import cublas
+from tcgemm.gpu.compile import current_arch
 from tcgemm.gpu.device import device_info, require_gpu
 from tcgemm.gpu.gemm import for_this_gpu, gemm, kernel_function, kernel_spec, prepare
 from tcgemm.gpu.timing import time_launches
@@ -101,7 +103,10 @@ def progress_bar(done: int, total: int, label: str, width: int = 24) -> str:
 
 
 def why_not(spec, M: int, N: int, K: int) -> str | None:
-    """Why the kernel cannot run an M x N x K problem (not a multiple of its tiles, ...), or None."""
+    """Why the kernel cannot run an M x N x K problem here (it needs a newer GPU, as Kernel 5.0 needs
+    sm_90; the size is not a multiple of its tiles, ...), or None."""
+    if reason := spec.unsupported(current_arch()):
+        return reason
     try:
         check_gemm_shape(spec, M, N, K)
     except OperandError as exc:
@@ -299,20 +304,26 @@ def bench_configs(key: str, configs, M: int = 4096, N: int = 4096, K: int = 4096
                  caption=f"{base.title} at {size_label(M, N, K)}, by tile depth BK and pipeline stages")
 
 
-def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: int | None = None) -> list[dict]:
-    """The kernel `key` and cuBLAS on each (M, N, K) of each family: both checked, both timed. A shape
-    the kernel cannot run (not a multiple of its tiles) gets kernel_tflops NaN and skipped True;
-    passed is False only when a result that was checked is wrong."""
-    rows = []
-    for family, family_shapes in shapes.items():
-        for M, N, K in family_shapes:
+def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: int | None = None,
+               passes: int = SWEEP_PASSES) -> list[dict]:
+    """The kernel `key` and cuBLAS on each (M, N, K) of each family: both checked, both timed, in
+    `passes` passes over all the shapes, keeping each shape's fastest median (kernel and cuBLAS each).
+    A shape the kernel cannot run (not a multiple of its tiles) gets kernel_tflops NaN and skipped
+    True; passed is False when any checked result was wrong."""
+    if passes < 1:
+        raise ValueError(f"a sweep needs at least one pass, got passes={passes}")
+    flat = [(family, shape) for family, family_shapes in shapes.items() for shape in family_shapes]
+    best = [None] * len(flat)
+    for _ in range(passes):
+        for i, (family, (M, N, K)) in enumerate(flat):
             results = {r.key: r for r in bench([key], M, N, K, reps=reps)}
             base, kernel = results[with_baselines([key])[0]], results.get(key)
-            rows.append({"family": family, "label": f"{M}x{N}x{K}", "M": M, "N": N, "K": K,
-                         "kernel_tflops": kernel.tflops if kernel else float("nan"),
-                         "cublas_tflops": base.tflops, "skipped": kernel is None,
-                         "passed": base.passed and (kernel is None or kernel.passed)})
-    return rows
+            row = {"family": family, "label": f"{M}x{N}x{K}", "M": M, "N": N, "K": K,
+                   "kernel_tflops": kernel.tflops if kernel else float("nan"),
+                   "cublas_tflops": base.tflops, "skipped": kernel is None,
+                   "passed": base.passed and (kernel is None or kernel.passed)}
+            best[i] = row if best[i] is None else faster_pass(best[i], row)
+    return best
 
 
 def time_spec(spec, M: int, N: int, K: int, reps: int | None = None) -> Timing:

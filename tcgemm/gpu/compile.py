@@ -19,7 +19,7 @@ from functools import lru_cache
 from tcgemm import KERNEL_DIR
 from tcgemm.errors import KernelCompileError
 from tcgemm.gpu.device import require_gpu
-from tcgemm.gpu.nvrtc_offline import nvrtc_options, toolkit
+from tcgemm.gpu.nvrtc_offline import compile_cubin, nvrtc_options, toolkit
 
 
 @lru_cache(maxsize=None)
@@ -111,10 +111,46 @@ def get_function(source: str, entry: str, defines: tuple[tuple[str, int], ...] =
 
 @lru_cache(maxsize=None)
 def _function(source: str, entry: str, defines: tuple, arch: str, versions: tuple):
-    module = _module(source, defines, arch, versions)
+    return _entry(_module(source, defines, arch, versions), source, entry, "")
+
+
+def _entry(module, source: str, entry: str, built_for: str):
     try:
         return module.get_function(entry)
     except Exception as exc:
         raise KernelCompileError(
-            f"kernels/{source} compiled, but has no extern \"C\" kernel named {entry!r} ({exc})"
+            f"kernels/{source} compiled{built_for}, but has no extern \"C\" kernel named {entry!r} ({exc})"
         ) from exc
+
+
+def arch_specific_target(arch: str) -> str:
+    """The architecture-specific target of a GPU: sm_90 -> sm_90a. Its PTX features (wgmma,
+    setmaxnreg) exist on that one architecture only, and NVRTC emits them only for the "a" target."""
+    if arch != "sm_90":
+        raise ValueError(f"the book's architecture-specific kernels target sm_90a (Hopper), not {arch}")
+    return arch + "a"
+
+
+def get_arch_specific_function(source: str, entry: str, defines: tuple[tuple[str, int], ...] = ()):
+    """The kernel `entry` of kernels/<source> compiled for this GPU's arch_specific_target. CuPy's
+    RawModule always adds its own -arch=sm_XY, so this compiles with the same NVRTC library directly
+    (tcgemm.gpu.nvrtc_offline) and loads the cubin; looked up once, like get_function."""
+    target = arch_specific_target(current_arch())
+    return _arch_specific_function(source, entry, tuple(defines), target, source_versions(source))
+
+
+@lru_cache(maxsize=None)
+def _arch_specific_module(source: str, defines: tuple, target: str, versions: tuple):
+    cupy = require_gpu()
+    from cupy_backends.cuda.libs import nvrtc
+
+    cubin = compile_cubin(source, target, defines, toolkit(nvrtc.getVersion()[0]))
+    cupy.cuda.runtime.free(0)        # makes the device's primary context current: loading a cubin needs one
+    module = cupy.cuda.function.Module()
+    module.load(cubin)
+    return module
+
+
+@lru_cache(maxsize=None)
+def _arch_specific_function(source: str, entry: str, defines: tuple, target: str, versions: tuple):
+    return _entry(_arch_specific_module(source, defines, target, versions), source, entry, f" for {target}")

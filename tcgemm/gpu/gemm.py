@@ -2,18 +2,23 @@
 returns a launch that does nothing but launch; `launch` and `gemm` are one-shot uses of it."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
-from tcgemm.catalog import GEMM_KERNELS, GemmKernel
+from tcgemm.catalog import ELEMENTS, GEMM_KERNELS, ITEMSIZE, GemmKernel
+from tcgemm.errors import UnsupportedOnGPUError
 from tcgemm.hw import peak_for
 from tcgemm.plan import MMA_SYNC_SHARE, GpuShape, plan
+from tcgemm.tma import gemm_maps
 from tcgemm.validate import check_addend, check_device, check_gemm_operands, check_gemm_shape, leading_dimension
-from tcgemm.gpu.compile import current_arch, get_function, source_versions
+from tcgemm.gpu.compile import current_arch, get_arch_specific_function, get_function, source_versions
 from tcgemm.gpu.device import device_info, require_gpu
+from tcgemm.gpu.tma import StructLaunch, encode
 
-K_ALIGN = 8   # fp16 per 16-byte copy: any-shape kernels need rows of a multiple of 8
+def k_align(x) -> int:
+    """Elements of x per 16-byte copy (fp16: 8): any-shape kernels need rows of a multiple of this."""
+    return 16 // x.itemsize
 
 
 def kernel_spec(key: str) -> GemmKernel:
@@ -45,16 +50,56 @@ def _for_smem(spec: GemmKernel, limit: int) -> GemmKernel:
 
 def kernel_function(spec: GemmKernel):
     """The compiled kernel of this configuration, allowed its dynamic shared memory (both done once
-    per configuration, GPU and version of the source: see tcgemm.gpu.compile)."""
+    per configuration, GPU and version of the source: see tcgemm.gpu.compile). UnsupportedOnGPUError
+    where the kernel needs a newer GPU (Kernel 5.0: sm_90)."""
     return _kernel_function(spec, current_arch(), source_versions(spec.source))
 
 
 @lru_cache(maxsize=None)
 def _kernel_function(spec: GemmKernel, arch: str, versions: tuple):
+    if reason := spec.unsupported(arch):
+        raise UnsupportedOnGPUError(reason)
+    if spec.arch_specific:
+        fn = LoadedKernel(get_arch_specific_function(spec.source, spec.entry, spec.defines))
+        if spec.smem_bytes > 48 * 1024:
+            fn.allow_dynamic_smem(spec.smem_bytes)
+        return fn
     fn = get_function(spec.source, spec.entry, spec.defines)
     if spec.smem_bytes > 48 * 1024 and fn.max_dynamic_shared_size_bytes < spec.smem_bytes:
         fn.max_dynamic_shared_size_bytes = spec.smem_bytes
     return fn
+
+
+class LoadedKernel:
+    """A kernel from a cubin tcgemm compiled itself (sm_90a: tcgemm.gpu.compile), a
+    cupy.cuda.function.Function, with the attributes of a cupy.RawKernel that tcgemm reads."""
+
+    # CUfunction_attribute values (cuda.h)
+    SHARED_SIZE_BYTES, LOCAL_SIZE_BYTES, NUM_REGS, MAX_DYNAMIC_SHARED_SIZE_BYTES = 1, 3, 4, 8
+
+    def __init__(self, function):
+        self.kernel = function
+
+    def _attribute(self, attribute: int) -> int:
+        return _gpu().cuda.driver.funcGetAttribute(attribute, self.kernel.ptr)
+
+    @property
+    def num_regs(self) -> int:
+        return self._attribute(self.NUM_REGS)
+
+    @property
+    def shared_size_bytes(self) -> int:
+        return self._attribute(self.SHARED_SIZE_BYTES)
+
+    @property
+    def local_size_bytes(self) -> int:
+        return self._attribute(self.LOCAL_SIZE_BYTES)
+
+    def allow_dynamic_smem(self, nbytes: int) -> None:
+        _gpu().cuda.driver.funcSetAttribute(self.kernel.ptr, self.MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes)
+
+    def __call__(self, grid, block, args, shared_mem: int = 0) -> None:
+        self.kernel(grid, block, args, shared_mem=shared_mem)
 
 
 REDUCE_THREADS = 256
@@ -80,29 +125,34 @@ def gpu_shape() -> GpuShape:
 
 
 def planned(spec: GemmKernel, M: int, N: int, K: int) -> GemmKernel:
-    """`spec` (a planned kernel, Kernel 4.6) with the tile and splits tcgemm.plan picks for M x N x K."""
-    chosen = plan(M, N, K, gpu_shape())
+    """`spec` (a planned kernel, Kernel 4.6) with the tile and splits tcgemm.plan picks for M x N x K.
+    The plan counts K in fp16: another input type (Kernel D1) is planned as the fp16 problem of the same
+    bytes, which has as many mma instructions, at the same rate per instruction (book/data_types.ipynb),
+    among the tiles its build keeps in registers on this GPU (tcgemm.catalog.Element.max_warp_tile)."""
+    limit = ELEMENTS[spec.element].max_warp_tile(current_arch()) if spec.element else None
+    chosen = plan(M, N, -(-K * ITEMSIZE[spec.in_dtype] // ITEMSIZE["float16"]), gpu_shape(), limit)
     return spec.with_tile(chosen.tile, chosen.splits)
 
 
 def _needs_staging(spec: GemmKernel, x, order: str, K: int) -> bool:
     """Whether operand x must be copied into an aligned buffer before the kernel can read it: its
-    16-byte copies need rows of a multiple of K_ALIGN elements that start 16-byte aligned (Kernel 4.7
-    reads the edges of M, N and K itself; Kernels 4.5 and 4.6 need K a multiple of K_ALIGN; the other
+    16-byte copies need rows of a multiple of k_align(x) elements that start 16-byte aligned (Kernel 4.7
+    reads the edges of M, N and K itself; Kernels 4.5, 4.6 and D1 need K a multiple of it; the other
     kernels refuse an unaligned operand, in tcgemm.validate)."""
     if spec.either_order:
-        return x.data.ptr % 16 != 0 or leading_dimension(x, order) % K_ALIGN != 0
-    return spec.any_shape and (x.data.ptr % 16 != 0 or K % K_ALIGN != 0)
+        return x.data.ptr % 16 != 0 or leading_dimension(x, order) % k_align(x) != 0
+    return spec.any_shape and (x.data.ptr % 16 != 0 or K % k_align(x) != 0)
 
 
 def _aligned_buffer(x, order: str):
     """A zero-filled buffer for x, in x's memory order, with the contiguous dimension rounded up to
-    K_ALIGN elements, and the view of it that x is copied into."""
+    k_align(x) elements, and the view of it that x is copied into."""
     rows, cols = x.shape
+    align = k_align(x)
     if order == "C":
-        buffer = _gpu().zeros((rows, -(-cols // K_ALIGN) * K_ALIGN), dtype=x.dtype)
+        buffer = _gpu().zeros((rows, -(-cols // align) * align), dtype=x.dtype)
         return buffer, buffer[:, :cols]
-    buffer = _gpu().zeros((-(-rows // K_ALIGN) * K_ALIGN, cols), dtype=x.dtype, order="F")
+    buffer = _gpu().zeros((-(-rows // align) * align, cols), dtype=x.dtype, order="F")
     return buffer, buffer[:rows, :]
 
 
@@ -113,10 +163,10 @@ class PreparedGemm:
     is not picked up: prepare again.
 
     An operand the kernel cannot read where it lies (rows not 16-byte aligned: see _needs_staging) is
-    copied, on every call, into a zero-padded buffer allocated here: `staged` names them."""
+    copied, on every call, into a zero-padded buffer allocated here: `staged` names them. A TMA kernel
+    (Kernel 5.0) gets the tensor maps of A and B in their place, encoded here once."""
 
-    __slots__ = ("spec", "A", "B", "C", "M", "N", "K", "staged", "_copies", "_fn", "_grid", "_block", "_args",
-                 "_smem", "_reduce")
+    __slots__ = ("spec", "A", "B", "C", "M", "N", "K", "staged", "_copies", "_launch", "_reduce")
 
     def __init__(self, spec: GemmKernel, A, B, C, K: int, alpha=1.0, beta=0.0, addend=None):
         self.spec, self.A, self.B, self.C = spec, A, B, C
@@ -130,29 +180,40 @@ class PreparedGemm:
                 x = buffer
             operands.append(x)
         Ak, Bk = operands
-        self._fn = kernel_function(spec)
-        self._grid, self._block, self._smem = spec.grid(self.M, self.N), spec.block, spec.smem_bytes
+        fn = kernel_function(spec)
         out, self._reduce, count = C, None, self.M * self.N
         split = spec.splits > 1
         scaling = (np.float32(alpha), np.float32(beta), C if addend is None else addend)
         if split:     # partial C per split into a workspace, then one pass adds them into C
-            out = _gpu().empty(spec.splits * count, dtype=np.float32)
+            out = _gpu().empty(spec.splits * count, dtype=spec.out_dtype)
             self._reduce = (reduce_function(spec), (min(8 * device_info().sm_count, -(-count // REDUCE_THREADS)),),
                             (REDUCE_THREADS,), (out, C, np.int32(count), np.int32(spec.splits)) +
                             (scaling if spec.either_order else ()))
         if spec.either_order:
             lda, ldb = leading_dimension(Ak, spec.a_order), leading_dimension(Bk, spec.b_order)
-            self._args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(K), np.int32(lda),
-                          np.int32(ldb)) + ((np.float32(1), np.float32(0), out) if split else scaling)
+            args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(K), np.int32(lda),
+                    np.int32(ldb)) + ((np.float32(1), np.float32(0), out) if split else scaling)
         else:
-            self._args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(Ak.shape[1]))
+            args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(Ak.shape[1]))
+        grid = spec.grid(self.M, self.N, device_info().sm_count)
+        if spec.tma:     # the maps span the operands as the kernel reads them (K padded where staged)
+            maps = tuple(encode(m, x.data.ptr) for m, x in zip(gemm_maps(spec, self.M, self.N, Ak.shape[1]), (Ak, Bk)))
+            self._launch = StructLaunch(fn, grid, spec.block, maps + args[2:], spec.smem_bytes)
+        else:
+            self._launch = partial(fn, grid, spec.block, args, shared_mem=spec.smem_bytes)
 
     def __call__(self) -> None:
         for staged, operand in self._copies:
             staged[...] = operand
-        self._fn(self._grid, self._block, self._args, shared_mem=self._smem)
+        self._launch()
         if self._reduce is not None:
             self._reduce[0](*self._reduce[1:])
+
+
+def poisoned(shape, dtype):
+    """A new GPU array filled with NaN, or for an integer dtype with its most negative value."""
+    fill = np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else np.nan
+    return _gpu().full(shape, fill, dtype=dtype)
 
 
 def prepare(spec: GemmKernel, A, B, C=None, *, alpha=1, beta=0, addend=None) -> PreparedGemm:
@@ -160,7 +221,7 @@ def prepare(spec: GemmKernel, A, B, C=None, *, alpha=1, beta=0, addend=None) -> 
     current device, dtypes, memory orders, shape multiples, 32-bit index limits; C's shape, dtype and
     order; alpha, beta and the addend: Kernel 4.7 only), fetch the compiled kernel, and return the launch.
     A: (M, K), B: (K, N) in the kernel's input dtype and orders (tcgemm.catalog); C: (M, N) row-major
-    in its output dtype, or None for a new one filled with NaN, so an element the kernel fails to write
+    in its output dtype, or None for a new one, `poisoned`, so an element the kernel fails to write
     cannot pass a check."""
     cupy = _gpu()
     M, N, K = check_gemm_operands(spec, A, B, C, device=cupy.cuda.runtime.getDevice())
@@ -168,7 +229,7 @@ def prepare(spec: GemmKernel, A, B, C=None, *, alpha=1, beta=0, addend=None) -> 
         spec = planned(spec, M, N, K)
         check_gemm_shape(spec, M, N, K)     # the split's partials must fit 32-bit indices too
     if C is None:
-        C = cupy.full((M, N), np.nan, dtype=spec.out_dtype)
+        C = poisoned((M, N), spec.out_dtype)
     check_addend(spec, addend, C, M, N, alpha, beta, A, B)
     if addend is not None:
         check_device("C", addend, cupy.cuda.runtime.getDevice())

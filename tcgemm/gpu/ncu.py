@@ -122,6 +122,25 @@ ISSUE = (
     Reading("FFMA thread instructions (millions)", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e6),
     *stall_readings(STALL_REASONS),
 )
+# Where the operands come from, beside the tensor pipe (the Hopper chapter's TMA kernel): L2 and DRAM.
+DATA_PATH = (
+    TENSOR_PIPE[0],
+    SM_CLOCK,
+    Reading("L2 throughput, % of peak", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    Reading("L2 bytes, TB/s", "lts__t_bytes.sum.per_second", 1e12),
+    Reading("DRAM throughput, % of peak", "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    TENSOR_PIPE[2],
+    *stall_readings(("wait", "math_pipe_throttle", "long_scoreboard", "barrier")),
+)
+# The wgmma kernels beside cuBLAS (the Hopper chapter): the tensor pipe, the warpgroup MMA instructions
+# (HGMMA) issued, and where the data come from.
+WGMMA_PATH = (
+    TENSOR_PIPE[0],
+    Reading("wgmma instructions (thousands)", "sm__inst_executed_pipe_tensor_op_gmma.sum", 1e3, ",.0f"),
+    *DATA_PATH[1:5],
+    Reading("warp instructions (millions)", "smsp__inst_executed.sum", 1e6),
+    *stall_readings(("wait", "long_scoreboard", "barrier")),
+)
 
 
 def find_ncu() -> str | None:

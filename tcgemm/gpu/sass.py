@@ -97,3 +97,20 @@ def mma_sass_table(archs=TARGET_ARCHS) -> Table:
                  [[label(v), *(cells[v][g[0]] for g in groups)] for v in MMA_VARIANTS],
                  caption="The SASS of one mma.sync of each variant (kernels/probe_mma.cu, NVRTC)",
                  notes=[f"In full: {', '.join(sorted(helpers))}"] if helpers else [])
+
+
+# wgmma and the instructions around it: HGMMA (wgmma.mma_async), WARPGROUP.ARRIVE (wgmma.fence),
+# WARPGROUP.DEPBAR (wgmma.wait_group) and FENCE.VIEW.ASYNC (fence.proxy.async).
+WGMMA_OPS = re.compile(r"\b(?:HGMMA|WARPGROUP|FENCE)\.[\w.]+")
+
+
+def wgmma_sass_table(archs=("sm_90", "sm_90a")) -> Table:
+    """kernels/probe_wgmma.cu compiled by NVRTC for each target: per entry, the wgmma instructions
+    and fences it becomes ("none" where the target has no wgmma)."""
+    from tcgemm.catalog import PROBES
+
+    probe = PROBES["wgmma"]
+    ops = {arch: function_ops(cuobjdump_sass(compile_cubin(probe.source, arch)), WGMMA_OPS) for arch in archs}
+    cell = lambda found: ", ".join(sorted(found)) or "none"
+    return Table(["Entry", *archs], [[entry, *(cell(ops[arch][entry]) for arch in archs)] for entry in probe.entries],
+                 caption="The SASS of the wgmma probe (kernels/probe_wgmma.cu, NVRTC)")

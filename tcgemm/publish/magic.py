@@ -3,7 +3,9 @@
 Every cell tagged "gpu" starts with `%%gpu`. Where a GPU is usable the magic runs the cell's body
 as if the line were not there (same outputs, and an error in the body fails the cell, so `make
 record` and nbval still see it); where none is, it prints one line saying what is missing and what
-to do, so JupyterLab's "Run All" goes on to the CPU cells. Importing this module imports no CuPy.
+to do, so JupyterLab's "Run All" goes on to the CPU cells. `%%gpu sm_90` runs the body only on a GPU
+of that architecture or a later one (the Hopper chapter's TMA and wgmma), and otherwise says so in
+one line. Importing this module imports no CuPy.
 """
 from __future__ import annotations
 
@@ -22,13 +24,27 @@ def skip_line(reason: str) -> str:
     return f"skipped: {reason}. The CPU cells still run; {RUN_IT_YOURSELF}."
 
 
+def too_old(needed: str, arch: str) -> str | None:
+    """Why a cell that needs architecture `needed` ("sm_90") cannot run on a GPU of `arch`, or None."""
+    for name in (needed, arch):
+        if not (name.startswith("sm_") and name[3:].isdigit()):
+            raise ValueError(f"an architecture looks like 'sm_90', got {name!r}")
+    if int(arch[3:]) >= int(needed[3:]):
+        return None
+    return f"this cell needs a GPU of {needed} or later, and this one is {arch}"
+
+
 def gpu(line: str, cell: str):
-    """%%gpu: run this cell on the GPU, or say in one line why it cannot run here."""
+    """%%gpu [sm_XY]: run this cell on the GPU (of sm_XY or later), or say in one line why it cannot
+    run here."""
     from IPython import get_ipython
 
     from tcgemm.gpu.device import gpu_unavailable_reason
 
     reason = gpu_unavailable_reason()
+    if reason is None and line.strip():
+        from tcgemm.gpu.compile import current_arch
+        reason = too_old(line.strip(), current_arch())
     if reason is not None:
         print(skip_line(reason))
         return

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from tcgemm.smem import banks, notation
+from tcgemm.smem.canonical import SWIZZLE_MODES, cute_notation
 from tcgemm.source import copies_with_cp_async
 
 # The presets come from the kernels: Kernel 2.0's tiles are 32 fp16 wide (BK = 32).
@@ -95,12 +96,15 @@ PRESETS = {
                                     access="fragment-8", elem_bytes=4),
     "fragment-8-padded": _preset("8-byte C fragment stores, fp32 rows padded by 32 bytes",
                                  access="fragment-8", elem_bytes=4, layout="padded", pad_bytes=32),
-    "tma-32B": _preset("TMA / wgmma 32-byte swizzle (Swizzle<1,4,3> on bytes), ldmatrix.x4",
-                       layout="swizzle", row_elems=16, B=1, M=4, S=3, unit="byte"),
-    "tma-64B": _preset("TMA / wgmma 64-byte swizzle (Swizzle<2,4,3> on bytes), ldmatrix.x4",
-                       layout="swizzle", row_elems=32, B=2, M=4, S=3, unit="byte"),
-    "tma-128B": _preset("TMA / wgmma 128-byte swizzle (Swizzle<3,4,3> on bytes), ldmatrix.x4",
-                        layout="swizzle", row_elems=64, B=3, M=4, S=3, unit="byte"),
+    # The swizzle modes of TMA and wgmma (tcgemm.smem.canonical), one tile row per atom row.
+    **{f"tma-{m.width}B": _preset(f"TMA / wgmma {m.width}-byte swizzle ({m.swizzle.name} on bytes), ldmatrix.x4",
+                                  layout="swizzle", row_elems=m.width // DEFAULTS["elem_bytes"], B=m.swizzle.bits,
+                                  M=m.swizzle.base, S=m.swizzle.shift, unit="byte")
+       for m in SWIZZLE_MODES.values() if m.name != "none"},
+    # One wgmma's K slice of A (16 rows of 16 fp16) in each canonical layout, as the PTX ISA writes it.
+    **{f"wgmma-{m.name}": _preset(f"wgmma's canonical K-major layout, {m.name} swizzle, in CuTe notation",
+                                  layout="cute", cute=cute_notation(m.name, 16, 16), unit="byte")
+       for m in SWIZZLE_MODES.values()},
 }
 # Nsight Compute counters (tcgemm.gpu.ncu.METRICS keys) of each op class: the instruction count first.
 MEASURED_COUNTERS = {

@@ -91,10 +91,10 @@ def bank_map_figure(panels: dict[str, tuple[Layout, Access | None]], rows: int =
     return fig
 
 
-def permutation_figure(layout: Layout, rows: int = 16, chunks: int = 4) -> Figure:
-    """The same layout twice. Left, shared memory as it is: 128-byte lines of eight 16-byte slots
-    (slot = bank group), each naming the tile chunk it holds, coloured by that chunk's index.
-    Right, the tile as the kernel indexes it, each chunk coloured by its bank group."""
+def smem_lines(ax, layout: Layout, rows: int, chunks: int, title: str, hue_step: int = 1) -> None:
+    """Shared memory as it is, on ``ax``: 128-byte lines of eight 16-byte slots (slot = bank group),
+    each naming the chunk (row,chunk) of the rows x chunks tile it holds, coloured by the chunk's
+    index (hue ``chunk * hue_step``); slots the tile does not use stay grey."""
     addresses = chunk_addresses(layout, rows, chunks)
     lines = int(addresses.max()) // (CHUNK_BYTES * GROUPS) + 1
     held = np.full((lines, GROUPS), "", dtype=object)
@@ -103,17 +103,43 @@ def permutation_figure(layout: Layout, rows: int = 16, chunks: int = 4) -> Figur
         line, slot = divmod(int(a) // CHUNK_BYTES, GROUPS)
         held[line, slot] = f"{r},{c}"
         held_chunk[line, slot] = c
+    empty = np.array([0.95, 0.95, 0.95])
+    colors = np.where(held_chunk[..., None] >= 0, _group_colors(np.maximum(held_chunk, 0) * hue_step % GROUPS), empty)
+    _grid(ax, colors, held, title)
+    ax.set_xlabel("16-byte slot of the 128-byte line = bank group", fontsize=8)
+    ax.set_ylabel("128-byte line", fontsize=8)
+
+
+def permutation_figure(layout: Layout, rows: int = 16, chunks: int = 4) -> Figure:
+    """The same layout twice. Left, shared memory as it is: 128-byte lines of eight 16-byte slots
+    (slot = bank group), each naming the tile chunk it holds, coloured by that chunk's index.
+    Right, the tile as the kernel indexes it, each chunk coloured by its bank group."""
+    addresses = chunk_addresses(layout, rows, chunks)
+    lines = int(addresses.max()) // (CHUNK_BYTES * GROUPS) + 1
     cell = min(CELL_IN, (COLUMN_WIDTH_IN - 2.2) / (GROUPS + chunks))
     fig = new_figure((GROUPS + chunks) * cell + 2.2, max(lines, rows) * cell + 1.3, layout="constrained")
     left, right = fig.subplots(1, 2, width_ratios=[GROUPS, chunks])
-    empty = np.array([0.95, 0.95, 0.95])
-    colors = np.where(held_chunk[..., None] >= 0, _group_colors(np.maximum(held_chunk, 0) * 2 % GROUPS), empty)
-    _grid(left, colors, held, "shared memory: which tile chunk (row,chunk)\neach slot holds")
-    left.set_xlabel("16-byte slot of the 128-byte line = bank group", fontsize=8)
-    left.set_ylabel("128-byte line", fontsize=8)
+    smem_lines(left, layout, rows, chunks, "shared memory: which tile chunk (row,chunk)\neach slot holds",
+               hue_step=GROUPS // chunks)
     groups = bank_group(addresses)
     _grid(right, _group_colors(groups), np.vectorize(lambda g: f"g{g}")(groups), "the tile: bank group\nof each chunk")
     right.set_xlabel("chunk", fontsize=8)
     right.set_ylabel("tile row", fontsize=8)
     fig.suptitle(layout.name, fontsize=9)
+    return fig
+
+
+def swizzle_modes_figure() -> Figure:
+    """The first 1024 bytes of shared memory in each swizzle mode of TMA and wgmma (tcgemm.smem.canonical),
+    filled by the K-major fp16 tile that fits them (kilobyte_tile), as smem_lines draws them: 2 x 2 panels."""
+    from tcgemm.smem.canonical import SWIZZLE_MODES, kilobyte_tile, kmajor_layout
+
+    cell = min(CELL_IN, (COLUMN_WIDTH_IN - 1.4) / (2 * GROUPS))
+    fig = new_figure(2 * GROUPS * cell + 1.4, 2 * GROUPS * cell + 2.2, layout="constrained")
+    for ax, m in zip(fig.subplots(2, 2).ravel(), SWIZZLE_MODES.values()):
+        rows, k_elems = kilobyte_tile(m.name)
+        chunks = k_elems * 2 // CHUNK_BYTES
+        smem_lines(ax, kmajor_layout(m.name, rows, k_elems), rows, chunks,
+                   f"{m.name}: {m.notation}, tile {rows} x {chunks} chunks", hue_step=GROUPS // chunks)
+    fig.suptitle("cell = tile (row,chunk) each 16-byte slot holds, coloured by chunk", fontsize=9)
     return fig

@@ -167,40 +167,45 @@ def _permuted_smem(warp: int, a_once: bool, permuted: bool = True) -> list[Instr
     return out
 
 
+def permuted_chunk(row, chunk, chunks: int):
+    """Kernel 2.0's XOR permutation (kernels/k3.0 to k5.0) for tile rows of `chunks` 16-byte chunks
+    (4 or 8): the uint4 slot of (row, chunk). A 128-byte line holds 8 / chunks rows; the column in
+    the line is XOR-ed with line % chunks."""
+    line = row // (8 // chunks)
+    column = (row % (8 // chunks)) * chunks + chunk
+    return line * 8 + (column ^ (line % chunks))
+
+
 def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int, b_pairs: bool,
-               copy_offsets: bool = False, slice_xor: bool = False, permuted: bool = True) -> list[Instr]:
-    """Kernels 3.0 to 4.5: one K tile of one stage (every stage has the same banks: a stage is a whole
+               copy_offsets: bool = False, slice_xor: bool = False, permuted: bool = True,
+               tma: bool = False) -> list[Instr]:
+    """Kernels 3.0 to 5.0: one K tile of one stage (every stage has the same banks: a stage is a whole
     number of 128-byte lines). Copies are cp.async (counted as stores); then, per k16 slice, the
     A fragments (x4) and the B fragments (x2 per n-tile, or x4 per pair of n-tiles: `b_pairs`).
     `copy_offsets`: the copy addresses as Kernel 3.6 and later compute them, copy 0's slot plus whole
     sweeps of ROWS_PER_LOAD rows, instead of permuted_chunk per copy.
     `slice_xor`: the addresses as Kernels 4.4 and 4.5 compute them, slice 0's offset XOR ks << 5
     plus a whole number of 16-row tiles, instead of permuted_chunk per ldmatrix.
-    `permuted=False`: the tiles row-major, without the XOR (the ablation kernel's NO_XOR)."""
-    THREADS, WARPS_N, MMA_M, MMA_N, MMA_K, CHUNK, LINE = 256, 4, 16, 8, 16, 8, 8
+    `permuted=False`: the tiles row-major, without the XOR (the ablation kernel's NO_XOR).
+    `tma`: the copy engine writes the tiles (Kernel 5.0), no warp stores them: ldmatrix reads only."""
+    THREADS, WARPS_N, MMA_M, MMA_N, MMA_K, CHUNK = 256, 4, 16, 8, 16, 8
     WM, WN = TILES_M * MMA_M, TILES_N * MMA_N
     CHUNKS, K_STEPS = BK // CHUNK, BK // MMA_K
-    ROWS_PER_LINE, ROWS_PER_LOAD = LINE // CHUNKS, THREADS // CHUNKS
+    ROWS_PER_LOAD = THREADS // CHUNKS
     bs_base = _base_after(BM * CHUNKS * UINT4)
-
-    def permuted_chunk(row, chunk):
-        if not permuted:
-            return row * CHUNKS + chunk
-        line = row // ROWS_PER_LINE
-        column = (row % ROWS_PER_LINE) * CHUNKS + chunk
-        return line * LINE + (column ^ (line % CHUNKS))
+    slot_of = partial(permuted_chunk, chunks=CHUNKS) if permuted else (lambda row, chunk: row * CHUNKS + chunk)
 
     tid = warp * WARP + LANE
     warp_m = (warp // WARPS_N) * WM
     warp_n = (warp % WARPS_N) * WN
-    st_slot = permuted_chunk(tid // CHUNKS, tid % CHUNKS)
+    st_slot = slot_of(tid // CHUNKS, tid % CHUNKS)
     out = []
-    for rows, base, array in ((BM, 0, "As"), (BN, bs_base, "Bs")):
+    for rows, base, array in () if tma else ((BM, 0, "As"), (BN, bs_base, "Bs")):
         for i in range(rows // ROWS_PER_LOAD):
             if copy_offsets:
                 slot = st_slot + i * ROWS_PER_LOAD * CHUNKS
             else:
-                slot = permuted_chunk(tid // CHUNKS + i * ROWS_PER_LOAD, tid % CHUNKS)
+                slot = slot_of(tid // CHUNKS + i * ROWS_PER_LOAD, tid % CHUNKS)
             out.append(Instr(warp, array, Access(base + slot * UINT4, UINT4, "st")))
     a_row, a_chunk = LANE % 16, LANE // 16
     b_row = LANE % 8 + (8 * (LANE // 16) if b_pairs else 0)
@@ -209,8 +214,8 @@ def _pipelined(warp: int, BM: int, BN: int, BK: int, TILES_M: int, TILES_N: int,
 
     def offset(row0, rows_down, chunk0, ks):
         if slice_xor:
-            return (permuted_chunk(row0, chunk0) * UINT4 ^ (ks << 5)) + rows_down * row_bytes
-        return permuted_chunk(row0 + rows_down, ks * (MMA_K // CHUNK) + chunk0) * UINT4
+            return (slot_of(row0, chunk0) * UINT4 ^ (ks << 5)) + rows_down * row_bytes
+        return slot_of(row0 + rows_down, ks * (MMA_K // CHUNK) + chunk0) * UINT4
 
     for ks in range(K_STEPS):
         for tm in range(TILES_M):
@@ -297,10 +302,14 @@ _WARP_STEPS = {
     "k4.6": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
                                            slice_xor=True),
     "k4.7": lambda warp, BK=32, orders=("C", "F"): _operand_orders(warp, BK, orders[0] == "F", orders[1] == "F"),
+    # Kernel 4.4's reads of tiles that TMA wrote (swizzled as permuted_chunk: tcgemm.tma).
+    "k5.0": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, slice_xor=True, tma=True),
     # The ablation kernel with its switches off is Kernel 4.4; permuted=False is its NO_XOR.
     "a1": lambda warp, BK=32, permuted=True: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
                                                         slice_xor=True, permuted=permuted),
 }
+# Kernel D1 in its default type, fp16, is Kernel 4.6 (and every other type moves the same bytes).
+_WARP_STEPS["d1"] = _WARP_STEPS["k4.6"]
 PERMUTABLE = ("k2.0", "k2.1", "a1")
 
 

@@ -35,4 +35,5 @@ def test_the_launcher_configures_each_kernel_as_the_catalog_does_for_this_arch()
     if arch not in ARCH_LIMITS:
         pytest.skip(f"{arch} is not a target architecture of the book")
     for key, kernel in GEMM_KERNELS.items():
-        assert for_this_gpu(kernel) == configured(key, arch), key
+        if kernel.unsupported(arch) is None:     # Kernel 5.0 runs on sm_90 only
+            assert for_this_gpu(kernel) == configured(key, arch), key

@@ -1,0 +1,206 @@
+"""Kernel D1 on the GPU: random operands of each input type, the checked product, and the comparison
+with cuBLAS for the same types (tcgemm.gpu.cublas) and with the ceiling of each mma variant."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from tcgemm.catalog import ELEMENTS, GemmKernel
+from tcgemm.check import compare, compare_exact
+from tcgemm.elements import decode, element
+from tcgemm.errors import UnsupportedOnGPUError
+from tcgemm.fragments.layouts import unsupported
+from tcgemm.hw import gemm_flops
+from tcgemm.report import Timing, size_label
+from tcgemm.table import Column, Table
+from tcgemm.gpu import cublas
+from tcgemm.gpu.compile import current_arch
+from tcgemm.gpu.device import device_info, require_gpu
+from tcgemm.gpu.gemm import for_this_gpu, kernel_spec, poisoned, prepare
+from tcgemm.gpu.timing import time_launches
+
+
+def skipped(name: str) -> str | None:
+    """None when this GPU's mma.sync takes input type `name`; else the one line that says why not."""
+    return unsupported(element(name).variant, current_arch())
+
+
+def spec(name: str) -> GemmKernel:
+    """Kernel D1 for input type `name`, its tile planned per problem; UnsupportedOnGPUError where this
+    GPU lacks the type (fp8 before sm_89), before anything is compiled."""
+    if reason := skipped(name):
+        raise UnsupportedOnGPUError(reason)
+    return for_this_gpu(kernel_spec("d1")).with_element(name)
+
+
+def _draw(name: str, rows: int, cols: int, rng):
+    """A random row-major (rows, cols) array of input type `name` as Kernel D1 takes it, and the values
+    the kernel multiplies, as float64 (see `operands`)."""
+    cupy = require_gpu()
+    e = element(name)
+    if e.ptx == "s8":
+        x = rng.integers(-128, 128, (rows, cols)).astype(np.int8)
+        return x, x.astype(np.float64)
+    if e.ptx in ("e4m3", "e5m2"):
+        table = decode(np.arange(256, dtype=np.uint8), name)
+        codes = cupy.asarray(np.flatnonzero(np.abs(table) <= 1).astype(np.uint8))
+        x = codes[rng.integers(0, codes.size, (rows, cols))]
+        return x, cupy.asarray(table)[x.astype(np.intp)]
+    uniform = rng.random((rows, cols), dtype=np.float32) * 2 - 1
+    if e.ptx == "f16":
+        x = uniform.astype(np.float16)
+        return x, x.astype(np.float64)
+    if e.ptx == "bf16":       # the upper half of each fp32 word: uniform values cut to bf16
+        x = (uniform.view(np.uint32) >> 16).astype(np.uint16)
+        return x, cupy.asarray(decode(np.arange(2**16, dtype=np.uint16), name))[x.astype(np.intp)]
+    return uniform, cupy.asarray(decode(cupy.asnumpy(uniform), name))     # tf32: rounded by the kernel
+
+
+def operands(name: str, M: int, N: int, K: int, seed: int | None = None):
+    """(A, B, reference): A (M, K) row-major and B (K, N) column-major as Kernel D1 takes them for input
+    type `name`, random, and the fp64 product of the values the kernel multiplies (exact for int8).
+    fp16: uniform in [-1, 1); bf16: uniform fp32 cut to its upper 16 bits; tf32: uniform fp32, which the
+    kernel rounds; int8: uniform integers -128..127; e4m3, e5m2: codes drawn uniformly from those of
+    magnitude at most 1."""
+    rng = require_gpu().random.default_rng(seed)
+    A, A_values = _draw(name, M, K, rng)
+    Bt, Bt_values = _draw(name, N, K, rng)
+    return A, Bt.T, A_values @ Bt_values.T
+
+
+def check(name: str, C, reference, K: int):
+    """C against the reference: bit for bit for int8 (tcgemm.check.compare_exact), else under the fp32
+    accumulator's tolerance for sums of K terms (tcgemm.check.compare)."""
+    cupy = require_gpu()
+    if element(name).ptx == "s8":
+        return compare_exact(cupy.asnumpy(C), cupy.asnumpy(reference).astype(np.int32))
+    return compare(cupy.asnumpy(C), cupy.asnumpy(reference), "float32", K)
+
+
+def gemm(A, B, name: str, kernel: GemmKernel | None = None):
+    """C = A @ B by Kernel D1 for input type `name` (A, B as `operands` makes them; bf16 and fp8 as bit
+    patterns: tcgemm.elements.encode), into a new C; `kernel` overrides the planned configuration."""
+    run = prepare(spec(name) if kernel is None else kernel, A, B)
+    run()
+    return run.C
+
+
+def cublas_baseline(name: str, A, B, C):
+    """cuBLAS's product for input type `name` as a prepared callable, or None where cuBLAS has none
+    (e5m2: cuBLASLt multiplies e5m2 only by e4m3)."""
+    if element(name).ptx == "e5m2":
+        return None
+    if element(name).ptx == "e4m3":
+        return cublas.prepare_lt_fp8(A, B, C, name)
+    return cublas.prepare_gemm_ex(A, B, C, name)
+
+
+CUBLAS_CALLS = {"fp16": "cublasGemmEx", "bf16": "cublasGemmEx", "tf32": "cublasGemmEx (FAST_TF32)",
+                "int8": "cublasGemmEx", "e4m3": "cublasLtMatmul", "e5m2": "none"}
+
+
+@dataclass(frozen=True)
+class TypeResult:
+    """One input type at one size: Kernel D1 (or, for fp32 on CUDA cores, Kernel S3) and cuBLAS, each
+    checked against the same reference and timed, beside the measured ceiling of its instruction."""
+    label: str
+    flop: int
+    kernel: Timing
+    kernel_check: str
+    cublas: Timing | None
+    cublas_check: str
+    ceiling: float | None
+
+    def rate(self, timing: Timing | None) -> float | None:
+        return self.flop / timing.median / 1e12 if timing else None
+
+
+def _verdict(result) -> str:
+    return ("exact" if hasattr(result, "mismatches") else "PASS") if result.passed else "FAIL"
+
+
+def measure(name: str, M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None,
+            ceiling: bool = True) -> TypeResult:
+    """Kernel D1 and cuBLAS for input type `name` at M x N x K: each run once into a poisoned C and
+    checked, then timed (tcgemm.gpu.timing); with `ceiling`, the measured rate of the type's mma."""
+    from tcgemm.gpu import ceiling as ceilings
+    e = element(name)
+    A, B, ref = operands(name, M, N, K)
+    run = prepare(spec(name), A, B)
+    run()
+    kernel_check = _verdict(check(name, run.C, ref, K))
+    C = poisoned((M, N), e.out_dtype)
+    base = cublas_baseline(name, A, B, C)
+    cublas_check, cublas_time = "", None
+    if base is not None:
+        base()
+        cublas_check = _verdict(check(name, C, ref, K))
+        cublas_time = time_launches(base, reps)
+    rate = ceilings.measure(variant=e.variant).tflops if ceiling else None
+    return TypeResult(f"{name} -> {e.out_dtype.replace('float', 'fp')}", gemm_flops(M, N, K),
+                      time_launches(run, reps), kernel_check, cublas_time, cublas_check, rate)
+
+
+def measure_ffma(M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None,
+                 ceiling: bool = True) -> TypeResult:
+    """fp32 on CUDA cores, the same way: Kernel S3 (the SGEMM chapter's) and cublasSgemm."""
+    from tcgemm.gpu import ffma_ceiling
+    from tcgemm.gpu.bench import bench
+    sgemm, s3 = bench(["s3"], M, N, K, reps=reps)
+    rate = ffma_ceiling.measure().tflops if ceiling else None
+    verdict = lambda r: "PASS" if r.passed else "FAIL"
+    return TypeResult("fp32, FFMA (S3)", gemm_flops(M, N, K), s3.timing, verdict(s3), sgemm.timing,
+                      verdict(sgemm), rate)
+
+
+def results(M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None, ceiling: bool = True):
+    """(TypeResult of every input type this GPU has, then fp32 on CUDA cores; one line per type it lacks)."""
+    names = [n for n in ELEMENTS if not skipped(n)]
+    rows = [measure(n, M, N, K, reps, ceiling) for n in names] + [measure_ffma(M, N, K, reps, ceiling)]
+    return rows, [skipped(n) for n in ELEMENTS if skipped(n)]
+
+
+def table(rows, skips=(), M: int = 4096, N: int = 4096, K: int = 4096) -> Table:
+    """`results` as a table: per input type the kernel's and cuBLAS's time and rate, the kernel's share
+    of cuBLAS's rate, the ceiling of its instruction, and both checks (kernel / cuBLAS)."""
+    body = []
+    for r in rows:
+        kernel_rate, cublas_rate = r.rate(r.kernel), r.rate(r.cublas)
+        body.append([r.label, r.kernel.median * 1e6, kernel_rate, r.cublas.median * 1e6 if r.cublas else None,
+                     cublas_rate, 100 * kernel_rate / cublas_rate if cublas_rate else None, r.ceiling,
+                     f"{r.kernel_check}/{r.cublas_check or 'n/a'}"])
+    notes = ["Kernel: D1 compiled for the input type; fp32: Kernel S3 on CUDA cores (FFMA). cuBLAS: "
+             "cublasGemmEx (tf32: fp32 inputs, CUBLAS_COMPUTE_32F_FAST_TF32), cublasLtMatmul for e4m3 "
+             "(none for e5m2 x e5m2), cublasSgemm for fp32.",
+             "Rates: T/s is TFLOP/s, TOP/s for int8; ceiling: the instruction's rate measured on this GPU "
+             "(mma.sync of the type, or FFMA). Check: kernel/cuBLAS against an fp64 product of the same "
+             "values (int8: exact).", *skips]
+    return Table([Column("Inputs"), Column("µs", ".0f"), Column("T/s", ".0f"), Column("cuBLAS µs", ".0f"),
+                  Column("cuBLAS T/s", ".0f"), Column("of cuBLAS", ".0f", unit="%"), Column("Ceiling", ".0f"),
+                  Column("Check")], body,
+                 caption=f"{device_info().name}, C = A @ B at {size_label(M, N, K)}, by input type", notes=notes)
+
+
+def compare_types(M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None) -> Table:
+    """Every input type this GPU has, Kernel D1 against cuBLAS at M x N x K, as a table."""
+    rows, skips = results(M, N, K, reps)
+    return table(rows, skips, M, N, K)
+
+
+def _main(name: str, M: int, N: int, K: int, tile_plan: str = "") -> None:
+    """One checked product of input type `name`, planned, or with a tile plan "tile/splits" of tcgemm.plan."""
+    from tcgemm.plan import tile_named
+    kernel = None
+    if tile_plan:
+        tile, splits = tile_plan.split("/")
+        kernel = spec(name).with_tile(tile_named(tile), int(splits))
+    A, B, ref = operands(name, M, N, K, seed=0)
+    result = check(name, gemm(A, B, name, kernel), ref, K)
+    if not result.passed:
+        raise SystemExit(f"{name} {M}x{N}x{K} {tile_plan}: {result}")
+
+
+if __name__ == "__main__":   # compute-sanitizer's target (tests/gpu/test_sanitizer.py)
+    _main(sys.argv[1], *(int(x) for x in sys.argv[2:5]), *sys.argv[5:6])
