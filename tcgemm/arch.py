@@ -42,3 +42,11 @@ def arch_limits(arch: str) -> ArchLimits:
         return ARCH_LIMITS[arch]
     except KeyError:
         raise ValueError(f"unknown arch {arch!r}; the book targets {', '.join(TARGET_ARCHS)}") from None
+
+
+def arch_specific_target(arch: str) -> str:
+    """The architecture-specific target of a GPU: sm_90 -> sm_90a. Its PTX features (wgmma,
+    setmaxnreg) exist on that one architecture only, and NVRTC emits them only for the "a" target."""
+    if arch != "sm_90":
+        raise ValueError(f"the book's architecture-specific kernels target sm_90a (Hopper), not {arch}")
+    return arch + "a"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tcgemm.arch import TARGET_ARCHS, arch_limits
+from tcgemm.arch import TARGET_ARCHS, arch_limits, arch_specific_target
 from tcgemm.errors import OperandError
 from tcgemm.fragments.layouts import MMA_VARIANTS, min_sm, variant_identifier
 
@@ -628,7 +628,7 @@ def build_target(source: str, arch: str) -> str:
     """The target kernels/<source> is compiled for on `arch`: the architecture-specific one (sm_90 ->
     sm_90a) for the kernels that need it (wgmma, setmaxnreg: Kernels 5.1-5.5), else `arch` itself."""
     specific = any(k.arch_specific for k in GEMM_KERNELS.values() if k.source == source)
-    return arch + "a" if specific else arch
+    return arch_specific_target(arch) if specific else arch
 
 
 def sass_claims() -> dict[str, tuple[str, ...]]:

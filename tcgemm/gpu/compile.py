@@ -17,6 +17,7 @@ import sys
 from functools import lru_cache
 
 from tcgemm import KERNEL_DIR
+from tcgemm.arch import arch_specific_target
 from tcgemm.errors import KernelCompileError
 from tcgemm.gpu.device import require_gpu
 from tcgemm.gpu.nvrtc_offline import compile_cubin, nvrtc_options, toolkit
@@ -123,18 +124,11 @@ def _entry(module, source: str, entry: str, built_for: str):
         ) from exc
 
 
-def arch_specific_target(arch: str) -> str:
-    """The architecture-specific target of a GPU: sm_90 -> sm_90a. Its PTX features (wgmma,
-    setmaxnreg) exist on that one architecture only, and NVRTC emits them only for the "a" target."""
-    if arch != "sm_90":
-        raise ValueError(f"the book's architecture-specific kernels target sm_90a (Hopper), not {arch}")
-    return arch + "a"
-
-
 def get_arch_specific_function(source: str, entry: str, defines: tuple[tuple[str, int], ...] = ()):
     """The kernel `entry` of kernels/<source> compiled for this GPU's arch_specific_target. CuPy's
     RawModule always adds its own -arch=sm_XY, so this compiles with the same NVRTC library directly
-    (tcgemm.gpu.nvrtc_offline) and loads the cubin; looked up once, like get_function."""
+    (tcgemm.gpu.nvrtc_offline) and loads the cubin; looked up once, like get_function. The result
+    has the attributes of a cupy.RawKernel that tcgemm reads (LoadedKernel)."""
     target = arch_specific_target(current_arch())
     return _arch_specific_function(source, entry, tuple(defines), target, source_versions(source))
 
@@ -153,4 +147,42 @@ def _arch_specific_module(source: str, defines: tuple, target: str, versions: tu
 
 @lru_cache(maxsize=None)
 def _arch_specific_function(source: str, entry: str, defines: tuple, target: str, versions: tuple):
-    return _entry(_arch_specific_module(source, defines, target, versions), source, entry, f" for {target}")
+    return LoadedKernel(_entry(_arch_specific_module(source, defines, target, versions), source, entry,
+                               f" for {target}"))
+
+
+class LoadedKernel:
+    """A kernel from a cubin loaded here (a cupy.cuda.function.Function), with the attributes of a
+    cupy.RawKernel that tcgemm reads and sets."""
+
+    # CUfunction_attribute values (cuda.h)
+    SHARED_SIZE_BYTES, LOCAL_SIZE_BYTES, NUM_REGS, MAX_DYNAMIC_SHARED_SIZE_BYTES = 1, 3, 4, 8
+
+    def __init__(self, function):
+        self.kernel = function
+
+    def _attribute(self, attribute: int) -> int:
+        return require_gpu().cuda.driver.funcGetAttribute(attribute, self.kernel.ptr)
+
+    @property
+    def num_regs(self) -> int:
+        return self._attribute(self.NUM_REGS)
+
+    @property
+    def shared_size_bytes(self) -> int:
+        return self._attribute(self.SHARED_SIZE_BYTES)
+
+    @property
+    def local_size_bytes(self) -> int:
+        return self._attribute(self.LOCAL_SIZE_BYTES)
+
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        return self._attribute(self.MAX_DYNAMIC_SHARED_SIZE_BYTES)
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, nbytes: int) -> None:
+        require_gpu().cuda.driver.funcSetAttribute(self.kernel.ptr, self.MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes)
+
+    def __call__(self, grid, block, args, shared_mem: int = 0) -> None:
+        self.kernel(grid, block, args, shared_mem=shared_mem)

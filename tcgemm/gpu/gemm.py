@@ -59,47 +59,10 @@ def kernel_function(spec: GemmKernel):
 def _kernel_function(spec: GemmKernel, arch: str, versions: tuple):
     if reason := spec.unsupported(arch):
         raise UnsupportedOnGPUError(reason)
-    if spec.arch_specific:
-        fn = LoadedKernel(get_arch_specific_function(spec.source, spec.entry, spec.defines))
-        if spec.smem_bytes > 48 * 1024:
-            fn.allow_dynamic_smem(spec.smem_bytes)
-        return fn
-    fn = get_function(spec.source, spec.entry, spec.defines)
+    fn = (get_arch_specific_function if spec.arch_specific else get_function)(spec.source, spec.entry, spec.defines)
     if spec.smem_bytes > 48 * 1024 and fn.max_dynamic_shared_size_bytes < spec.smem_bytes:
         fn.max_dynamic_shared_size_bytes = spec.smem_bytes
     return fn
-
-
-class LoadedKernel:
-    """A kernel from a cubin tcgemm compiled itself (sm_90a: tcgemm.gpu.compile), a
-    cupy.cuda.function.Function, with the attributes of a cupy.RawKernel that tcgemm reads."""
-
-    # CUfunction_attribute values (cuda.h)
-    SHARED_SIZE_BYTES, LOCAL_SIZE_BYTES, NUM_REGS, MAX_DYNAMIC_SHARED_SIZE_BYTES = 1, 3, 4, 8
-
-    def __init__(self, function):
-        self.kernel = function
-
-    def _attribute(self, attribute: int) -> int:
-        return _gpu().cuda.driver.funcGetAttribute(attribute, self.kernel.ptr)
-
-    @property
-    def num_regs(self) -> int:
-        return self._attribute(self.NUM_REGS)
-
-    @property
-    def shared_size_bytes(self) -> int:
-        return self._attribute(self.SHARED_SIZE_BYTES)
-
-    @property
-    def local_size_bytes(self) -> int:
-        return self._attribute(self.LOCAL_SIZE_BYTES)
-
-    def allow_dynamic_smem(self, nbytes: int) -> None:
-        _gpu().cuda.driver.funcSetAttribute(self.kernel.ptr, self.MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes)
-
-    def __call__(self, grid, block, args, shared_mem: int = 0) -> None:
-        self.kernel(grid, block, args, shared_mem=shared_mem)
 
 
 REDUCE_THREADS = 256

@@ -108,7 +108,7 @@ class StructLaunch:
 
     def __init__(self, kernel, grid, block, args, shared_mem: int = 0):
         self._cupy = require_gpu()
-        self._fn = getattr(kernel, "kernel", kernel).ptr   # the CUfunction of a cupy.RawKernel or Function
+        self._fn = kernel.kernel.ptr          # the CUfunction of a cupy.RawKernel (or compile.LoadedKernel)
         self._dims = tuple(grid) + (1,) * (3 - len(grid)) + tuple(block) + (1,) * (3 - len(block))
         self._smem = shared_mem
         self._args = args                     # held, so that the arrays stay alive
