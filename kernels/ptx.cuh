@@ -272,4 +272,32 @@ __device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const Tensor
                  " [%0], [%1, {%3, %4}], [%2], %5;\n"
                  :: "r"(dst), "l"(map), "r"(bar), "r"(x), "r"(y), "h"(mask) : "memory");
 }
+
+// The threads of one warpgroup (or any `threads` of the block, a multiple of 32) wait for each other at
+// named barrier `id` (1-15; 0 is __syncthreads's), leaving the block's other warps running.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_f32x2(unsigned smem_addr, float x, float y) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" :: "r"(smem_addr), "f"(x), "f"(y) : "memory");
+}
+
+// TMA store: the box of `map` whose first element is at (x, y) from shared memory at `src` (laid out as
+// the map's swizzle says) to global memory, clipped at the tensor's edges. Issued by one thread; it
+// joins that thread's current bulk group.
+__device__ __forceinline__ void tma_store_2d(const TensorMap *map, unsigned src, int x, int y) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+                 :: "l"(map), "r"(src), "r"(x), "r"(y) : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit_group() {
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most N of this thread's bulk groups still read their shared-memory source.
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" :: "n"(N) : "memory");
+}
 #endif

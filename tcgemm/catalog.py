@@ -9,7 +9,8 @@ The CUDA-core SGEMM kernels (in_dtype float32) read both operands along K the sa
 the Maxas SGEMM does: A (M, K) column-major (A.T is a C-contiguous (K, M) array), B (K, N) row-major.
 The C signature is  extern "C" __global__ void entry(const IN *A, const IN *B, OUT *C, int M, int N, int K)
 Kernel 4.7 (`either_order`) takes A and B in either memory order, compiled in per case (`with_orders`),
-and has the signature  (A, B, C, M, N, K, lda, ldb, alpha, beta, C_in): D = alpha * A @ B + beta * C_in.
+and has the signature  (A, B, C, M, N, K, lda, ldb, alpha, beta, C_in): D = alpha * A @ B + beta * C_in
+(`blas_signature`). Kernel 5.7 (`either_order` and `tma`) takes either order with the TMA signature.
 Kernel 5.0 (`tma`) takes tensor maps of A and B (tcgemm.tma, 128 bytes each) in their place:
 (const __grid_constant__ TensorMap a_map, const __grid_constant__ TensorMap b_map, C, M, N, K).
 Kernel D1 takes every input type of mma.sync (ELEMENTS), compiled in per type (`with_element`), with
@@ -114,6 +115,8 @@ class GemmKernel:
     arch_specific: bool = False  # built for the architecture-specific target (sm_90a: wgmma, setmaxnreg)
     persistent: bool = False     # one block per SM (per `cluster` SMs, a cluster) looping over the tiles
     cluster: int = 1             # blocks per thread-block cluster, along M; they share B's tile (multicast)
+    tma_store: bool = False      # stores C by TMA through shared memory: takes a tensor map of C after those
+                                 # of A and B, and TMA_STORE_SMEM bytes more (Kernel 5.6)
 
     @property
     def source(self) -> str:
@@ -127,6 +130,19 @@ class GemmKernel:
     @property
     def b_order(self) -> str:
         return (self.orders or (MMA_ORDERS if self.element else OPERAND_ORDERS[self.in_dtype]))[1]
+
+    def mn_major(self, operand: str) -> bool:
+        """Whether operand 'A' or 'B' is MN-major here, i.e. contiguous along M (A column-major) or N
+        (B row-major) instead of along K (mma's and wgmma's native order)."""
+        if operand not in ("A", "B"):
+            raise ValueError(f"operand must be 'A' or 'B', got {operand!r}")
+        return (self.a_order == "F") if operand == "A" else (self.b_order == "C")
+
+    @property
+    def blas_signature(self) -> bool:
+        """Takes leading dimensions, alpha, beta and a C to add (Kernel 4.7's signature); a TMA kernel
+        takes the tensor maps instead, whichever memory orders it reads."""
+        return self.either_order and not self.tma
 
     def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
         """Blocks along N, M and the K splits; a persistent kernel: as many blocks as SMs (`sm_count`),
@@ -148,7 +164,8 @@ class GemmKernel:
     def smem_bytes(self) -> int:
         """Dynamic shared memory per block: every stage of the A and B tiles."""
         tiles = ITEMSIZE[self.in_dtype] * (self.tile_m + self.tile_n) * self.tile_k
-        return tiles * self.stages + (TMA_SMEM_ALIGN if self.tma else 0) if self.dynamic_smem else 0
+        extra = (TMA_SMEM_ALIGN if self.tma else 0) + (TMA_STORE_SMEM if self.tma_store else 0)
+        return tiles * self.stages + extra if self.dynamic_smem else 0
 
     def unsupported(self, arch: str) -> str | None:
         """None when the kernel runs on `arch`; else one line why not."""
@@ -272,6 +289,8 @@ class ProbeKernel:
 # Shared memory a TMA kernel allocates beyond its stages, to start them on a 1024-byte boundary: TMA's
 # swizzle XORs bits 4-9 of the shared address, so a swizzled tile must start where the pattern starts.
 TMA_SMEM_ALIGN = 1024
+# Kernel 5.6's buffers of C: two TMA boxes of 64 x 32 fp32 per consumer warpgroup.
+TMA_STORE_SMEM = 2 * 2 * 64 * 32 * 4
 # (tile_k, stages) of the 128 x 256 kernels, fastest first on the H100: 192 KB fits sm_90 only,
 # 144 KB fits sm_80 too, 96 KB fits every target (sm_86 and sm_89 allow 99 KB per block).
 BIG_TILE_CONFIGS = ((64, 4), (64, 3), (32, 4))
@@ -282,6 +301,8 @@ WGMMA_CONFIGS = ((64, 4), (64, 3))   # (tile_k, stages) of Kernels 5.1-5.5: a ti
 WGMMA_SASS = ("HGMMA.64x256x16.F32", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64", "WARPGROUP.DEPBAR.LE")
 _HOPPER = dict(tile_m=128, tile_n=256, tile_k=64, stages=4, dynamic_smem=True, configs=WGMMA_CONFIGS, tma=True,
                archs=("sm_90",), arch_specific=True)
+# Kernel 5.6's measurement switch: its main loop without the stores of C.
+STORE_SWITCH = ("SKIP_STORE", "C is not stored (wrong result: a measurement only)")
 HOPPER_KERNELS = (
     GemmKernel(key="k5.1", title="Kernel 5.1: TMA and wgmma", entry="wgmma_tiles", block=(256, 1, 1),
                sass=WGMMA_SASS + ("STG.E.64",), **_HOPPER),
@@ -294,7 +315,17 @@ HOPPER_KERNELS = (
     GemmKernel(key="k5.5", title="Kernel 5.5: clusters of two, B multicast", entry="cluster_multicast",
                block=(384, 1, 1), any_shape=True, persistent=True, cluster=2,
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UCGABAR_ARV"), **_HOPPER),
+    GemmKernel(key="k5.6", title="Kernel 5.6: C stored by TMA", entry="tma_store", block=(384, 1, 1),
+               any_shape=True, persistent=True, cluster=2, tma_store=True, switches=(STORE_SWITCH,),
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "STS.64"), **_HOPPER),
+    GemmKernel(key="k5.7", title="Kernel 5.7: A and B in either memory order, by TMA and wgmma",
+               entry="operand_orders", block=(384, 1, 1), any_shape=True, persistent=True, cluster=2,
+               either_order=True, tma_store=True, switches=(STORE_SWITCH,),
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D"), **_HOPPER),
 )
+# What Kernel 5.7's HGMMA reads transposed (MN-major, wgmma's imm-trans) in each order case, as cuobjdump
+# prints it: a suffix of the descriptor operand, e.g. "HGMMA.64x256x16.F32 R24, gdesc[UR16].tnspB, ...".
+TRANSPOSE_SASS = {"A": ".tnspA", "B": ".tnspB"}
 # (tile_k, stages) of the 128 x 128 kernels with dynamic shared memory (3.5, 3.6): 96 KB fits every
 # target, and on the H100 it was the fastest of the sweep in book/pipelines.ipynb (two blocks per SM;
 # with 4 stages, 128 KB, one block fits and the kernel is 7% slower).
@@ -596,10 +627,12 @@ PROBES: dict[str, ProbeKernel] = {
               "IMMA.16832.S8.S8"),
     ),
     # Hopper's wgmma (tcgemm.gpu.wgmma): its entries hold a wgmma only when built for sm_90a, so the
-    # targets here compile them empty, and tests/test_wgmma_sass.py checks their HGMMA for sm_90a.
+    # targets here compile them empty, and tests/test_wgmma_sass.py checks their HGMMA for sm_90a
+    # (_a_mn, _b_mn: that operand MN-major, read transposed).
     "wgmma": ProbeKernel(
         key="wgmma",
-        entries=("probe_wgmma_m64n8k16", "probe_wgmma_m64n16k16"),
+        entries=("probe_wgmma_m64n8k16", "probe_wgmma_m64n16k16", "probe_wgmma_m64n16k16_a_mn",
+                 "probe_wgmma_m64n16k16_b_mn", "probe_wgmma_m64n128k16_b_mn"),
         sass=(),
     ),
     "ldmatrix": ProbeKernel(

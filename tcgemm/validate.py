@@ -120,7 +120,7 @@ def check_addend(kernel: GemmKernel, addend, out, M: int, N: int, alpha, beta, A
     for name, value in (("alpha", alpha), ("beta", beta)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise OperandError(f"{name}={value!r}: {kernel.title} takes real alpha and beta")
-    if (alpha, beta) != (1, 0) and not kernel.either_order:
+    if (alpha, beta) != (1, 0) and not kernel.blas_signature:
         raise OperandError(f"{kernel.title} computes A @ B only (alpha=1, beta=0); use Kernel 4.7 (tcgemm.matmul) "
                            "for alpha * A @ B + beta * C")
     if beta != 0 and addend is None:
@@ -153,7 +153,7 @@ def check_gemm_operands(kernel: GemmKernel, A, B, C=None, device: int | None = N
         raise OperandError(f"inner dimensions differ: A is {M}x{K} but B is {Kb}x{N}; A.shape[1] must equal B.shape[0]")
     check_gemm_shape(kernel, M, N, K)
     if C is not None:
-        _check_output(kernel, C, M, N, A, B, name="out" if kernel.either_order else "C")
+        _check_output(kernel, C, M, N, A, B, name="out" if kernel.blas_signature else "C")
     return M, N, K
 
 

@@ -163,6 +163,11 @@ FIGURES = {
     ("hopper", "hp-xor-fig"): ("draw_banks.permutation_figure(tile, rows=8, chunks=8)",
                                lambda: draw_banks.permutation_figure(canonical.kmajor_layout("128B", 8, 64),
                                                                      rows=8, chunks=8)),
+    ("hopper", "mn-atom-fig"): ('draw_banks.permutation_figure(atoms, rows=16, chunks=8, row_label="row of K",\n'
+                                '                             chunk_label="chunk of 8 along N")',
+                                lambda: draw_banks.permutation_figure(canonical.mnmajor_layout("128B", 64, 16),
+                                                                      rows=16, chunks=8, row_label="row of K",
+                                                                      chunk_label="chunk of 8 along N")),
 }
 
 

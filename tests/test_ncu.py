@@ -20,9 +20,10 @@ def test_metric_table_is_consistent():
         assert re.fullmatch(r"[a-z0-9]+__[a-z0-9_]+\.(sum|max)", metric), metric
 
 
-def fake_ncu(monkeypatch, missing=(), name_it=True, values=None):
+def fake_ncu(monkeypatch, missing=(), name_it=True, values=None, units=None, kernel="k"):
     """A fake _run: rejects any run that asks for a metric in `missing` (naming it in its message
-    when `name_it`), else prints ncu's raw CSV with `values` (default 1.0 each)."""
+    when `name_it`), else prints ncu's raw CSV with `values` (default 1.0 each) and `units` (default
+    none) for one kernel named `kernel`."""
     calls = []
 
     def run(_ncu, metrics, key, M, N, K):
@@ -32,9 +33,9 @@ def fake_ncu(monkeypatch, missing=(), name_it=True, values=None):
             said = f"==ERROR== Failed to find metric regex:^{bad[0].split('.')[0]}$" if name_it else "==ERROR== failed"
             return subprocess.CompletedProcess([], 1, stdout="", stderr=said)
         header = ",".join(f'"{c}"' for c in ["ID", "Kernel Name", *metrics])
-        units = ",".join('""' for _ in range(2 + len(metrics)))
-        row = ",".join(['"0"', '"k"', *(f'"{(values or {}).get(m, 1.0):,}"' for m in metrics)])
-        return subprocess.CompletedProcess([], 0, stdout=f"==PROF== x\n{header}\n{units}\n{row}\n", stderr="")
+        units_row = ",".join(['""', '""', *(f'"{(units or {}).get(m, "")}"' for m in metrics)])
+        row = ",".join(['"0"', f'"{kernel}"', *(f'"{(values or {}).get(m, 1.0):,}"' for m in metrics)])
+        return subprocess.CompletedProcess([], 0, stdout=f"==PROF== x\n{header}\n{units_row}\n{row}\n", stderr="")
 
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
     monkeypatch.setattr(ncu, "_run", run)
@@ -113,3 +114,14 @@ def test_read_scales_each_value_and_reads_a_missing_metric_as_nan(monkeypatch):
     assert table.column("k4.5")[[r.label for r in ncu.TENSOR_PIPE].index(lost.label)] is None
     assert "n/a" in str(table) and table.alignments()[1:] == ["right", "right"]
 
+
+
+@pytest.mark.parametrize("unit, shown", [("Kbyte/block", "213.2 KB"), ("byte/block", "0.2 KB")])
+def test_launch_table_names_the_kernel_and_reads_shared_memory_in_its_unit(monkeypatch, unit, shown):
+    smem = ncu.LAUNCH["dynamic shared memory per block"]
+    fake_ncu(monkeypatch, values={smem: 213.16, ncu.LAUNCH["grid (blocks)"]: 132.0},
+             units={smem: unit}, kernel="nvjet_sm90_hss_128x256_64x4_2x1_v_bz_coopA_TNN")
+    table = ncu.launch_table(["cublas"], 64, 64, 64)
+    column = dict((row[0], row[1]) for row in table.rows)
+    assert column["kernel"] == "nvjet_sm90_hss_128x256_64x4_2x1_v_bz_coopA_TNN"
+    assert column["grid (blocks)"] == "132" and column["dynamic shared memory per block"] == shown

@@ -10,8 +10,8 @@ from tcgemm.fragments.wgmma import (WGMMA_TYPES, accumulator_layout, shapes_tabl
                                     wgmma_instruction, wgmma_shape)
 from tcgemm.smem import bank_cases, banks
 from tcgemm.smem.canonical import (SWIZZLE_MODES, MatrixDescriptor, canonical_strides, cute_notation, descriptor,
-                                   kmajor_layout, smem_image, swizzle_mode, swizzle_mode_of_width,
-                                   swizzle_modes_table)
+                                   kmajor_layout, mnmajor_layout, operand_layout, smem_image, swizzle_mode,
+                                   swizzle_mode_of_width, swizzle_modes_table)
 from tcgemm.smem.notation import parse_cute
 
 MODES = list(SWIZZLE_MODES)
@@ -152,6 +152,55 @@ def test_canonical_layouts_are_one_to_one_and_checked():
         kmajor_layout("none", 64, 16, lbo=24)
 
 
+# The PTX ISA's worked MN-major examples (bf16, T = 8 elements), "Exact layout" in elements, K-index
+# strides after the M/N ones: Swizzle<B,4,3> o ((8,atoms-per-row,m),(8,k)):((1,8,S_mn),(row,S_k)).
+PTX_MN_EXAMPLES = [   # (mode, mn, k, LBO bytes, SBO bytes, mn strides, k strides, in elements)
+    ("none", 16, 16, 256, 128, ((8, 1, 2), (1, 8, 64)), ((8, 2), (8, 128))),
+    ("32B", 32, 16, 256, 512, ((8, 2, 2), (1, 8, 128)), ((8, 2), (16, 256))),
+    ("64B", 64, 16, 512, 1024, ((8, 4, 2), (1, 8, 256)), ((8, 2), (32, 512))),
+]
+
+
+@pytest.mark.parametrize("mode, mn, k, lbo, sbo, mn_modes, k_modes", PTX_MN_EXAMPLES)
+def test_mn_major_layout_is_the_ptx_isas_example(mode, mn, k, lbo, sbo, mn_modes, k_modes):
+    """mnmajor_layout at the example's LBO and SBO puts every element where the PTX ISA's exact CuTe
+    layout does: LBO is the K stride of "none" but the M/N atom stride of the swizzled modes."""
+    layout = mnmajor_layout(mode, mn, k, lbo=lbo, sbo=sbo)
+    kk, nn = np.indices((k, mn))
+
+    def cute(index, modes):
+        shape, stride = modes
+        out = 0
+        for size, step in zip(shape, stride):
+            out, index = out + index % size * step, index // size
+        return out
+
+    elements = cute(nn, mn_modes) + cute(kk, k_modes)
+    assert np.array_equal(layout(kk, nn), SWIZZLE_MODES[mode].swizzle(2 * elements))
+
+
+def test_mn_major_strides_and_descriptor():
+    """Dense MN-major tiles as a TMA box of K rows writes them: 8 K rows per atom, the next atom along
+    M/N after all of K. One 128B atom is the same bytes as the K-major one, rows of K instead of M/N."""
+    assert canonical_strides("128B", 256, 64, major="MN") == (8192, 1024)
+    assert canonical_strides("none", 64, 16, major="MN") == (128, 256)
+    assert canonical_strides("32B", 64, 16, major="MN") == (512, 256)
+    assert descriptor("128B", 64, 16, 1024, major="MN") == MatrixDescriptor(1024, 2048, 1024, "128B")
+    r, c = np.indices((8, 64))
+    assert np.array_equal(mnmajor_layout("128B", 64, 8)(r, c), kmajor_layout("128B", 8, 64)(r, c))
+    for mode in MODES:
+        kk, nn = np.indices((16, 128))
+        offsets = mnmajor_layout(mode, 128, 16)(kk, nn)
+        assert len(np.unique(offsets)) == offsets.size and offsets.max() < 128 * 16 * 2
+    with pytest.raises(ValueError, match="multiple of 8 rows of K"):
+        mnmajor_layout("128B", 64, 12)
+    with pytest.raises(ValueError, match="major must be one of 'K', 'MN'"):
+        canonical_strides("128B", 64, 16, major="M")
+    matrix = (np.arange(16 * 128).reshape(16, 128) + 1).astype(np.float16)
+    image = smem_image("128B", matrix, major="MN")
+    assert image.view(np.float16)[operand_layout("128B", (16, 128), major="MN")(9, 70) // 2] == matrix[9, 70]
+
+
 def test_smem_image_places_each_element_where_the_layout_says():
     matrix = (np.arange(64 * 16).reshape(64, 16) + 1).astype(np.float16)
     image = smem_image("128B", matrix)
@@ -200,25 +249,36 @@ def test_descriptor_refuses_what_it_cannot_hold():
 
 # ---- the probe's reading of what it sees (tcgemm.gpu.wgmma), with the hardware simulated ----------
 
-def _simulated_hardware(accumulator=accumulator_layout, ignore_swizzle=False):
-    """run_wgmma as a GPU would answer if it read A and B through the descriptor as kmajor_layout says
-    (or, with ignore_swizzle, as if every swizzle were none) and laid D out by `accumulator`."""
+def _simulated_hardware(accumulator=accumulator_layout, ignore_swizzle=False, roles_swapped=False):
+    """run_wgmma as a GPU would answer if it read A and B through the descriptor as operand_layout says
+    (or, with ignore_swizzle, as if every swizzle were none; with roles_swapped, an MN-major operand's
+    LBO and SBO each in the other's role) and laid D out by `accumulator`."""
     from tcgemm.gpu import wgmma as probe
 
-    def read(image, word, rows):
+    def read(image, word, rows, major):
+        """The operand as (rows, 16): rows of M or N, whatever its major."""
         d = MatrixDescriptor.decode(word)
         mode = "none" if ignore_swizzle else d.swizzle
-        lbo, sbo = canonical_strides("none", rows, 16) if ignore_swizzle else (d.leading_byte_offset,
-                                                                               d.stride_byte_offset)
-        layout = kmajor_layout(mode, rows, 16, lbo=lbo, sbo=sbo)
-        return image.view(np.float16)[layout(*np.indices((rows, 16))) // 2].astype(float)
+        lbo, sbo = canonical_strides("none", rows, 16, major=major) if ignore_swizzle else \
+            (d.leading_byte_offset, d.stride_byte_offset)
+        if roles_swapped and major == "MN":
+            lbo, sbo = sbo, lbo
+        shape = (rows, 16) if major == "K" else (16, rows)
+        layout = operand_layout(mode, shape, lbo=lbo, sbo=sbo, major=major)
+        memory = np.zeros(1 << 16, dtype=np.uint8)      # shared memory past the image reads as zeros here
+        memory[:image.size] = image
+        values = memory.view(np.float16)[layout(*np.indices(shape)) // 2].astype(float)
+        return values if major == "K" else values.T
 
-    def run(n, a, b, mode, descriptor_mode=None):
+    def run(n, a, b, mode, descriptor_mode=None, mn_major="", swapped=False):
         descriptor_mode = descriptor_mode or mode
+        majors = {op: "MN" if op == mn_major else "K" for op in "AB"}
+        words = {op: probe._descriptor(mode, descriptor_mode, rows, majors[op], swapped and op == mn_major)
+                 for op, rows in (("A", 64), ("B", n))}
         out = []
         for x, y in zip(a, b):
-            product = read(probe._image(mode, x, "A"), probe._descriptor(mode, descriptor_mode, 64), 64) @ \
-                read(probe._image(mode, y.T, "B"), probe._descriptor(mode, descriptor_mode, n), n).T
+            product = read(probe._image(mode, x, "A", n, mn_major), words["A"], 64, majors["A"]) @ \
+                read(probe._image(mode, y, "B", n, mn_major), words["B"], n, majors["B"]).T
             out.append(accumulator(n).gather(product))
         return np.array(out)
 
@@ -236,6 +296,28 @@ def test_probe_matches_hardware_that_reads_as_the_layouts_say(monkeypatch):
     assert all(row[2:] == ("MATCH",) * 4 for row in good)
     assert [row[1] for row in good] == MODES * 2 and table.rows[0][0] == "m64n8k16.f32.f16.f16"
     assert all(row[1] == "128B data, 32B descriptor" and row[2] == "MISMATCH" for row in control)
+
+
+def test_mn_major_probe_matches_hardware_that_reads_as_the_layouts_say(monkeypatch):
+    from tcgemm.gpu import wgmma as probe
+
+    monkeypatch.setattr(probe, "run_wgmma", _simulated_hardware())
+    table = probe.wgmma_verdict_table(probe.observe_mn_major_wgmma())
+    good, control = table.rows[:-1], table.rows[-1]
+    assert len(good) == len(probe.MN_CASES) and all(row[2:] == ("MATCH",) * 4 for row in good)
+    assert good[0][1] == "none, A M-major" and good[-1][:2] == ("m64n128k16.f32.f16.f16", "128B, B N-major")
+    assert control[1] == "128B, B N-major, LBO and SBO swapped" and control[3] == "MISMATCH"
+
+
+def test_mn_major_probe_sees_lbo_and_sbo_in_each_others_role(monkeypatch):
+    """Hardware that took an MN-major operand's LBO for SBO and back would fail every case (the next 8
+    rows of K are never where the other offset points: with one wgmma's 16 rows of K the canonical
+    offsets always differ) and pass the control."""
+    from tcgemm.gpu import wgmma as probe
+
+    monkeypatch.setattr(probe, "run_wgmma", _simulated_hardware(roles_swapped=True))
+    probes = probe.observe_mn_major_wgmma()
+    assert [p.match(p.mn_major) or p.random_product for p in probes] == [False] * len(probe.MN_CASES) + [True]
 
 
 def test_probe_sees_a_swizzle_the_hardware_does_not_apply(monkeypatch):
@@ -271,13 +353,17 @@ def test_the_probe_refuses_other_gpus_in_one_line(monkeypatch, capsys):
         probe.run_wgmma(16, np.zeros((1, 64, 16)), np.zeros((1, 16, 16)), "none")
     assert probe.wgmma_verdicts() is None
     assert capsys.readouterr().out == probe.skipped() + "\n"
+    monkeypatch.setattr(probe, "current_arch", lambda: "sm_90")
+    with pytest.raises(ValueError, match="no wgmma with N = 128 and A M-major"):
+        probe.run_wgmma(128, np.zeros((1, 64, 16)), np.zeros((1, 16, 128)), "128B", mn_major="A")
 
 
 def test_an_observation_round_trips_through_json(monkeypatch):
     from tcgemm.gpu import wgmma as probe
 
     monkeypatch.setattr(probe, "run_wgmma", _simulated_hardware())
-    probes = [probe.observe_wgmma(8, "64B"), probe.observe_wgmma(16, *probe.CONTROL)]
+    probes = [probe.observe_wgmma(8, "64B"), probe.observe_wgmma(16, *probe.CONTROL),
+              probe.observe_wgmma(128, "128B", mn_major="B", swapped=True)]
     again = probe.from_observation(json.loads(json.dumps(probe.observation(probes))))
     assert probe.wgmma_verdict_table(again).rows == probe.wgmma_verdict_table(probes).rows
 
@@ -311,15 +397,20 @@ def test_a_wgmma_observation_is_recorded():
 @pytest.mark.parametrize("path", RECORDINGS, ids=[p.stem for p in RECORDINGS])
 def test_recorded_observation_matches_the_layouts(path):
     """What the chapter states, on the GPU that recorded it: every swizzle mode and N reads A and B and
-    writes D as the layouts say, and the control (a wrong swizzle field) does not."""
+    writes D as the layouts say, K-major and with either operand MN-major, and the controls (a wrong
+    swizzle field; LBO and SBO exchanged) do not."""
     from tcgemm.gpu import wgmma as probe
 
     recorded = json.loads(path.read_text())
     probes = probe.from_observation(recorded["probes"])
     assert recorded["arch"] == "sm_90"
-    assert [(p.n, p.mode, p.descriptor_mode) for p in probes] == \
+    k_major, mn_major = [p for p in probes if not p.mn_major], [p for p in probes if p.mn_major]
+    assert [(p.n, p.mode, p.descriptor_mode) for p in k_major] == \
         [(n, m, m) for n in probe.PROBE_N for m in MODES] + [(n, *probe.CONTROL) for n in probe.PROBE_N]
+    assert [(p.n, p.mn_major, p.mode, p.swapped) for p in mn_major] == \
+        [case + (False,) for case in probe.MN_CASES] + [probe.MN_CONTROL + (True,)]
     for p in probes:
+        good = p.descriptor_mode == p.mode and not p.swapped
         verdicts = [p.match(op) for op in "AB"] + [p.random_product]
-        assert verdicts == ([False] * 3 if p.descriptor_mode != p.mode else [True] * 3), (p.n, p.label)
-        assert p.match("D") == (p.descriptor_mode == p.mode), (p.n, p.label)
+        assert verdicts == [good] * 3, (p.n, p.label)
+        assert p.match("D") == good, (p.n, p.label)

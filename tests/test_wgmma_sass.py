@@ -7,10 +7,11 @@ fence.proxy.async as FENCE.VIEW.ASYNC.S.
 Needs an NVRTC with its headers and cuobjdump (tests/test_nvrtc.py's rules: skipped without them
 unless TCGEMM_REQUIRE_NVRTC=1)."""
 import os
+import re
 
 import pytest
 
-from tcgemm.catalog import PROBES
+from tcgemm.catalog import PROBES, TRANSPOSE_SASS, WMMA_CASES, build_target, configured
 from tcgemm.errors import KernelCompileError
 from tcgemm.fragments.wgmma import WGMMA_TYPES
 from tcgemm.gpu.compile import arch_specific_target
@@ -36,11 +37,50 @@ def test_probe_holds_one_hgmma_per_entry_on_sm_90a(major):
     kit = _tools(major)
     ops = function_ops(cuobjdump_sass(compile_cubin(SOURCE, arch_specific_target("sm_90"), (), kit)), WGMMA_OPS)
     assert set(ops) == set(PROBES["wgmma"].entries)
-    for n in (8, 16):
-        found = ops[f"probe_wgmma_m64n{n}k16"]
-        print(f"NVRTC {major}, probe_wgmma_m64n{n}k16 on sm_90a: {dict(found)}")
+    for entry in PROBES["wgmma"].entries:
+        found = ops[entry]
+        n = int(re.search(r"m64n(\d+)k16", entry).group(1))     # probe_wgmma_m64n<N>k16[_a_mn|_b_mn]
+        print(f"NVRTC {major}, {entry} on sm_90a: {dict(found)}")
         assert found[f"HGMMA.64x{n}x16.F32"] == 1, found
         assert {"WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR.LE", "FENCE.VIEW.ASYNC.S"} <= set(found), found
+
+
+def test_probe_reads_the_mn_major_operand_transposed():
+    """cuobjdump prints wgmma's transpose immediates as suffixes of the descriptor operand: .tnspA,
+    .tnspB (tcgemm.catalog.TRANSPOSE_SASS), on the MN-major entries only."""
+    kit = _tools()
+    listing = cuobjdump_sass(compile_cubin(SOURCE, arch_specific_target("sm_90"), (), kit))
+    hgmma = {entry: [line for line in body.splitlines() if "HGMMA" in line]
+             for entry, body in _functions(listing).items()}
+    for entry, lines in hgmma.items():
+        operand = {"_a_mn": "A", "_b_mn": "B"}.get(entry[-5:], "")
+        assert len(lines) == 1, (entry, lines)
+        for op, suffix in TRANSPOSE_SASS.items():
+            assert (suffix in lines[0]) == (op == operand), (entry, lines[0])
+
+
+def _functions(listing: str) -> dict[str, str]:
+    """cuobjdump -sass listing -> {function name: its text}."""
+    parts = re.split(r"\s+Function : (\S+)", listing)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+@pytest.mark.parametrize("case", list(WMMA_CASES))
+def test_kernel_5_7_reads_each_mn_major_operand_transposed(case):
+    """Kernel 5.7 compiled for each memory-order case: HGMMA.64x256x16.F32 reads A with .tnspA when A is
+    column-major and B with .tnspB when B is row-major, and only then; an MN-major operand is copied in
+    boxes of 64 (two for A's 128 rows, two per block for half of B's 256 columns, multicast) instead
+    of one box; nothing spills."""
+    kit = _tools()
+    spec = configured("k5.7", "sm_90").with_orders(*WMMA_CASES[case])
+    listing = cuobjdump_sass(compile_cubin(spec.source, build_target(spec.source, "sm_90"), spec.defines, kit))
+    hgmma = [line for line in listing.splitlines() if "HGMMA.64x256x16.F32" in line]
+    assert hgmma and all(s in listing for s in spec.sass), (case, spec.sass)
+    for op, suffix in TRANSPOSE_SASS.items():
+        assert all((suffix in line) == spec.mn_major(op) for line in hgmma), (case, op, hgmma)
+    copies = listing.count("UTMALDG.2D ") + listing.count("UTMALDG.2D.MULTICAST ")
+    assert copies >= (2 if spec.mn_major("A") else 1) + (2 if spec.mn_major("B") else 1), (case, copies)
+    assert not re.search(r"\b(LDL|STL)\b", listing), f"Kernel 5.7 {case} spills to local memory"
 
 
 def test_sass_table_names_each_entrys_instructions_per_target():

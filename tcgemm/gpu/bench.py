@@ -332,6 +332,22 @@ def time_spec(spec, M: int, N: int, K: int, reps: int | None = None) -> Timing:
     return time_launches(prepare(spec, *random_operands(M, N, K, dtype=spec.in_dtype)), reps)
 
 
+def switch_cost(key: str, switch: str, sizes=(4096, 8192), reps: int | None = None) -> Table:
+    """Kernel `key` at each cube size as written and with its measurement switch `switch` on (which
+    removes a part of its work: tcgemm.catalog `switches`), and the share of the time that part takes.
+    Each time is the faster median of two passes over both variants."""
+    spec = for_this_gpu(kernel_spec(key))
+    variants = (spec, spec.with_switches(switch))
+    rows = []
+    for size in sizes:
+        times = [float("inf")] * 2
+        for _ in range(2):
+            times = [min(t, time_spec(v, size, size, size, reps).median) for t, v in zip(times, variants)]
+        rows.append([f"{size}³", f"{times[0] * 1e6:.1f}", f"{times[1] * 1e6:.1f}", f"{1 - times[1] / times[0]:.1%}"])
+    return Table([Column("size"), Column("as written, µs", align="right"), Column(f"{switch}, µs", align="right"),
+                  Column("share of the time", align="right")], rows, caption=f"{spec.title}: what {switch} removes")
+
+
 def k_scaling(spec, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384), reps: int | None = None):
     """Times of `spec` at several K (fixed M, N) and the line through them (tcgemm.pipelines.scaling)."""
     from tcgemm.pipelines.scaling import fit_k_scaling

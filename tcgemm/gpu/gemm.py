@@ -10,7 +10,7 @@ from tcgemm.catalog import ELEMENTS, GEMM_KERNELS, ITEMSIZE, GemmKernel
 from tcgemm.errors import UnsupportedOnGPUError
 from tcgemm.hw import peak_for
 from tcgemm.plan import MMA_SYNC_SHARE, GpuShape, plan
-from tcgemm.tma import gemm_maps
+from tcgemm.tma import MAP_BYTES, c_map, gemm_maps
 from tcgemm.validate import check_addend, check_device, check_gemm_operands, check_gemm_shape, leading_dimension
 from tcgemm.gpu.compile import current_arch, get_arch_specific_function, get_function, source_versions
 from tcgemm.gpu.device import device_info, require_gpu
@@ -127,7 +127,8 @@ class PreparedGemm:
 
     An operand the kernel cannot read where it lies (rows not 16-byte aligned: see _needs_staging) is
     copied, on every call, into a zero-padded buffer allocated here: `staged` names them. A TMA kernel
-    (Kernel 5.0) gets the tensor maps of A and B in their place, encoded here once."""
+    (Kernel 5.0) gets the tensor maps of A and B in their place, encoded here once, each in the memory
+    order the kernel was compiled for (Kernel 5.7: either), and one of C if it stores C by TMA (5.6)."""
 
     __slots__ = ("spec", "A", "B", "C", "M", "N", "K", "staged", "_copies", "_launch", "_reduce")
 
@@ -151,16 +152,21 @@ class PreparedGemm:
             out = _gpu().empty(spec.splits * count, dtype=spec.out_dtype)
             self._reduce = (reduce_function(spec), (min(8 * device_info().sm_count, -(-count // REDUCE_THREADS)),),
                             (REDUCE_THREADS,), (out, C, np.int32(count), np.int32(spec.splits)) +
-                            (scaling if spec.either_order else ()))
-        if spec.either_order:
+                            (scaling if spec.blas_signature else ()))
+        if spec.blas_signature:
             lda, ldb = leading_dimension(Ak, spec.a_order), leading_dimension(Bk, spec.b_order)
             args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(K), np.int32(lda),
                     np.int32(ldb)) + ((np.float32(1), np.float32(0), out) if split else scaling)
         else:
             args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(Ak.shape[1]))
         grid = spec.grid(self.M, self.N, device_info().sm_count)
-        if spec.tma:     # the maps span the operands as the kernel reads them (K padded where staged)
-            maps = tuple(encode(m, x.data.ptr) for m, x in zip(gemm_maps(spec, self.M, self.N, Ak.shape[1]), (Ak, Bk)))
+        if spec.tma:     # the maps span the operands as the kernel reads them (padded where staged)
+            tile_maps = gemm_maps(spec, self.M, self.N, K, leading_dimension(Ak, spec.a_order),
+                                  leading_dimension(Bk, spec.b_order))
+            maps = tuple(encode(m, x.data.ptr) for m, x in zip(tile_maps, (Ak, Bk)))
+            if spec.tma_store:   # no map where TMA cannot address C: the kernel stores it itself
+                output = c_map(spec, self.M, self.N)
+                maps += (np.zeros(MAP_BYTES, np.uint8) if output is None else encode(output, C.data.ptr),)
             self._launch = StructLaunch(fn, grid, spec.block, maps + args[2:], spec.smem_bytes)
         else:
             self._launch = partial(fn, grid, spec.block, args, shared_mem=spec.smem_bytes)

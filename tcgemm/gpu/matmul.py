@@ -134,11 +134,7 @@ def order_timings(M: int = 4096, N: int = 4096, K: int = 4096, repeats: int = 2)
     in turn so that a drift of the clock shows as a spread; the table has each run's median.
     % of K-major: relative to Kernel 4.7 with A row-major and B column-major (the orders mma.sync
     reads), in the same round."""
-    from tcgemm.report import size_label
-    from tcgemm.table import Column, Table
     from tcgemm.gpu import cublas
-    from tcgemm.gpu.device import device_info
-    from tcgemm.gpu.timing import time_launches
 
     cupy = require_gpu()
     runs = []
@@ -162,25 +158,39 @@ def order_timings(M: int = 4096, N: int = 4096, K: int = 4096, repeats: int = 2)
         k_major()
     runs.append(("Kernel 4.7 after copying B column-major", k_major.spec.variant, "A B", copy_then_run, A, B,
                  k_major.C))
+    runs = [((name, tile), case, run, A, B, out) for name, tile, case, run, A, B, out in runs]
+    return order_table(runs, ["Kernel", "Tile"], M, N, K, repeats, base=2, operation="D = A @ B",
+                       note="% of K-major: speed relative to Kernel 4.7 with A row-major and B column-major in "
+                            "the same run (both operands K-major: no ldmatrix.trans)")
+
+
+def order_table(runs, label_columns, M: int, N: int, K: int, repeats: int, base: int, operation: str,
+                note: str) -> "Table":
+    """Each run (labels, case, launch, A, B, its output) checked on its output against the fp32
+    product, then timed (median, L2 flushed), the whole list `repeats` times in turn so that a drift of
+    the clock shows as a spread; one row per run and round, its speed relative to run `base` (note says
+    which that is) in the same round."""
+    from tcgemm.report import size_label
+    from tcgemm.table import Column, Table
+    from tcgemm.gpu.device import device_info
+    from tcgemm.gpu.timing import median_rounds
+
     verdicts = []
-    for name, tile, case, run, A, B, out in runs:
+    for _, _, run, A, B, out in runs:
         run()
         ref = wmma.exact_reference(np.float32, A, B, None, 1, 0)
         verdicts.append(wmma.verdict(wmma.compare_result(np.float32, out, ref)))
     rows = []
-    for round_ in range(repeats):
-        times = [time_launches(run[3]).median for run in runs]
-        base = times[2]
-        for (name, tile, case, *_), seconds, verdict in zip(runs, times, verdicts):
+    for round_, times in enumerate(median_rounds([run[2] for run in runs], repeats)):
+        for (labels, case, *_), seconds, verdict in zip(runs, times, verdicts):
             a, b = (ORDER_NAMES[o] for o in WMMA_CASES[case])
-            rows.append([round_ + 1, name, tile, a, b, seconds * 1e6, 2 * M * N * K / seconds / 1e12,
-                         100 * base / seconds, verdict])
-    return Table(["Run", "Kernel", "Tile", "A", "B", Column("µs", ".0f"), Column("TFLOP/s", ".1f"),
+            rows.append([round_ + 1, *labels, a, b, seconds * 1e6, 2 * M * N * K / seconds / 1e12,
+                         100 * times[base] / seconds, verdict])
+    return Table(["Run", *label_columns, "A", "B", Column("µs", ".0f"), Column("TFLOP/s", ".1f"),
                   Column("% of K-major", ".0f", unit="%"), "Check"], rows,
-                 caption=f"{device_info().name}, D = A @ B, fp16 in, fp32 out, at {size_label(M, N, K)}",
+                 caption=f"{device_info().name}, {operation}, fp16 in, fp32 out, at {size_label(M, N, K)}",
                  notes=[f"µs: median of timed runs, L2 flushed before each; the list runs {repeats} times in turn",
-                        "% of K-major: speed relative to Kernel 4.7 with A row-major and B column-major in "
-                        "the same run (both operands K-major: no ldmatrix.trans)"])
+                        note])
 
 
 def _short(result) -> str:

@@ -209,13 +209,14 @@ def profile(key: str, M: int = 4096, N: int = 4096, K: int = 4096, metrics=None,
     if _failed(result) or '"ID"' not in text:
         tail = (result.stdout + result.stderr)[-1500:]
         raise NcuUnavailable(f"ncu did not profile the kernel (exit {result.returncode}):\n{tail}")
-    rows = list(csv.DictReader(io.StringIO(text[text.index('"ID"'):])))[1:]  # first row holds units
+    units, *rows = list(csv.DictReader(io.StringIO(text[text.index('"ID"'):])))   # the first row: units
     totals = {}
     for name, metric in wanted.items():
         values = [float(r[metric].replace(",", "")) for r in rows if r.get(metric) not in (None, "", "n/a")]
         totals[name] = sum(values) if values else float("nan")
     totals.update({name: float("nan") for name in dropped})
     totals["kernels"] = [r["Kernel Name"] for r in rows]
+    totals["units"] = {name: units.get(metric, "") for name, metric in wanted.items()}
     totals["dropped"] = dropped
     return totals
 
@@ -257,6 +258,28 @@ def readings_table(values: dict[str, dict[str, float]], readings, caption: str =
     rows = [[r.label, *(None if math.isnan(v[r.label]) else format(v[r.label], r.fmt) for v in values.values())]
             for r in readings]
     return Table([Column("counter"), *(Column(name, align="right") for name in values)], rows, caption)
+
+
+# What Nsight Compute says of a launch itself (launch_table), and its units of shared memory.
+LAUNCH = {"grid (blocks)": "launch__grid_size", "cluster (blocks)": "launch__cluster_dim_x",
+          "threads per block": "launch__block_size", "registers per thread": "launch__registers_per_thread",
+          "dynamic shared memory per block": "launch__shared_mem_per_block_dynamic"}
+BYTE_UNITS = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Kibyte": 2**10, "Mibyte": 2**20}
+
+
+def launch_table(keys, M: int = 4096, N: int = 4096, K: int = 4096, caption: str = "") -> Table:
+    """Each launch's kernel, grid, cluster, block, registers and dynamic shared memory (KB, 1000 bytes)
+    as Nsight Compute reports them: for 'cublas', what its heuristics picked for this shape."""
+    columns = {}
+    for key in keys:
+        launch = profile(key, M, N, K, metrics=LAUNCH, optional=frozenset())
+        smem = "dynamic shared memory per block"
+        scale = BYTE_UNITS.get(launch["units"][smem].split("/")[0], float("nan"))
+        columns[key] = [" + ".join(launch["kernels"]), *(f"{launch[name]:,.0f}" for name in list(LAUNCH)[:-1]),
+                        f"{launch[smem] * scale / 1e3:.1f} KB"]
+    rows = [[label, *(column[i] for column in columns.values())]
+            for i, label in enumerate(["kernel", *LAUNCH])]
+    return Table([Column("launch"), *(Column(key) for key in columns)], rows, caption)
 
 
 def profile_table(keys, readings, M: int = 4096, N: int = 4096, K: int = 4096, caption: str = "") -> Table:

@@ -54,6 +54,12 @@ def time_launches(fn: Callable[[], None], reps: int | None = None, warmup: int |
     return summarize(_event_times(cupy, fn, flush, n))
 
 
+def median_rounds(fns, repeats: int) -> list[list[float]]:
+    """The median seconds of each of `fns` (time_launches), the whole list timed `repeats` times in turn,
+    so that a drift of the GPU's clock during a run shows as a spread between rounds."""
+    return [[time_launches(fn).median for fn in fns] for _ in range(repeats)]
+
+
 def _warm_up(cupy, fn, flush, plan: TimingPlan) -> None:
     """Run (flush and) fn back to back until plan.warmup_batch says the GPU has worked long enough."""
     stream = cupy.cuda.get_current_stream()

@@ -1,5 +1,6 @@
-"""Hopper's shared-memory operands: the swizzle modes of wgmma and TMA, the canonical K-major layouts
-wgmma reads, and the 64-bit matrix descriptor that points wgmma at them. Pure module (numpy).
+"""Hopper's shared-memory operands: the swizzle modes of wgmma and TMA, the canonical layouts wgmma
+reads (K-major, and MN-major: read with wgmma's transpose immediate), and the 64-bit matrix descriptor
+that points wgmma at them. Pure module (numpy).
 
 A swizzle mode of width W bytes (32, 64 or 128) stores a tile in *atoms* of 8 rows x W bytes: the
 rows of an atom are W bytes apart, and the 16-byte chunk c of row r (r = 0..7 in the atom) is stored
@@ -8,6 +9,15 @@ Swizzle<log2(W/16), 4, 3> on byte addresses, the same Swizzle as tcgemm.smem.ban
 stores *core matrices* of 8 rows x 16 bytes, 128 contiguous bytes each. The XOR acts on the address,
 so an atom must start at a multiple of 8 * W bytes (a 1024-byte boundary for 128B) for the offsets
 here to be the addresses the hardware swizzles.
+
+K-major (A row-major, B column-major): the rows of an atom are 8 rows of M or N, each W bytes of K.
+MN-major (A column-major, B row-major): the rows of an atom are 8 rows of K, each W bytes of M or N
+(W / 2 fp16 elements); "none": 8 rows of K, 16 bytes of M or N each. The descriptor's two offsets swap
+roles between the cases (the PTX ISA's canonical layouts, in CuTe notation with T = 16 bytes):
+  K-major swizzled   ((8,m),(T,2k)):((W/16 T,SBO),(1,T))     SBO: next 8 rows of M/N; LBO unused
+  K-major none       ((8,m),(T,2k)):((T,SBO),(1,LBO))        SBO: next 8 rows; LBO: next 16 bytes of K
+  MN-major swizzled  ((T,W/16,m),(8,k)):((1,T,LBO),(W/16 T,SBO))  LBO: next atom along M/N; SBO: next 8 K
+  MN-major none      ((T,1,m),(8,k)):((1,T,SBO),(T,LBO))     SBO: next 8 of M/N; LBO: next 8 rows of K
 
 Sources: NVIDIA, "Parallel Thread Execution ISA", sections "Shared Memory Matrix Layout" and "Matrix
 Descriptor Format" of wgmma (Asynchronous Warpgroup Level Matrix Multiply-Accumulate); the
@@ -25,6 +35,7 @@ from tcgemm.table import Table
 
 CHUNK_BYTES = 16          # one row of a core matrix; the unit every swizzle permutes
 ATOM_ROWS = 8
+MAJORS = ("K", "MN")      # which dimension of an operand tile is contiguous: K, or M (A) / N (B)
 
 
 @dataclass(frozen=True)
@@ -83,18 +94,40 @@ def _check_bytes(**values) -> None:
             raise ValueError(f"{key} must be a non-negative multiple of 16 bytes, got {value!r}")
 
 
-def canonical_strides(mode: str, rows: int, k_elems: int, elem_bytes: int = 2) -> tuple[int, int]:
-    """(LBO, SBO) in bytes of a K-major ``rows`` x ``k_elems`` tile stored densely in ``mode``.
+def _check_major(major: str) -> None:
+    if major not in MAJORS:
+        raise ValueError(f"major must be one of {', '.join(map(repr, MAJORS))}, got {major!r}")
 
-    "none": the core matrices of one 8-row group lie side by side in K (LBO = 128), the next group
-    follows (SBO = 128 * core matrices per row). Swizzled: the next 8 rows follow the atom (SBO = 8 *
-    width); LBO is not used by K-major swizzled layouts (the K of one wgmma, 32 bytes, never leaves an
-    atom row) and is given as 16, the field value 1 CUTLASS writes."""
+
+def canonical_strides(mode: str, rows: int, k_elems: int, elem_bytes: int = 2, major: str = "K") -> tuple[int, int]:
+    """(LBO, SBO) in bytes of a ``rows`` (M or N) x ``k_elems`` tile stored densely in ``mode``.
+
+    K-major. "none": the core matrices of one 8-row group lie side by side in K (LBO = 128), the next
+    group follows (SBO = 128 * core matrices per row). Swizzled: the next 8 rows follow the atom (SBO =
+    8 * width); LBO is not used by K-major swizzled layouts (the K of one wgmma, 32 bytes, never leaves
+    an atom row) and is given as 16, the field value 1 CUTLASS writes.
+    MN-major, as a TMA box of rows of K writes it: the atoms of 8 K rows follow one another down K, and
+    the next atom along M or N comes after all of them. Swizzled: SBO = 8 * width (next 8 K rows), LBO =
+    SBO * k_elems / 8 (next atom along M/N). "none": LBO = 128 (next 8 K rows), SBO = 128 * k_elems / 8
+    (next 8 elements of M/N)."""
     m = swizzle_mode(mode)
+    _check_major(major)
+    if major == "MN":
+        _mn_tile_shape(rows, k_elems, elem_bytes)
+        atom = ATOM_ROWS * (CHUNK_BYTES if m.name == "none" else m.width)     # 8 rows of K
+        column = k_elems // ATOM_ROWS * atom                                   # all of K: next atom along M/N
+        return (atom, column) if m.name == "none" else (column, atom)
     _tile_shape(m, rows, k_elems, elem_bytes)
     if m.name == "none":
         return ATOM_ROWS * CHUNK_BYTES, ATOM_ROWS * CHUNK_BYTES * (k_elems * elem_bytes // CHUNK_BYTES)
     return CHUNK_BYTES, m.atom_bytes
+
+
+def _mn_tile_shape(mn_elems: int, k_rows: int, elem_bytes: int) -> None:
+    if k_rows < 1 or k_rows % ATOM_ROWS:
+        raise ValueError(f"an MN-major canonical tile has a multiple of 8 rows of K, got {k_rows}")
+    if mn_elems < 1 or mn_elems * elem_bytes % CHUNK_BYTES:
+        raise ValueError(f"an MN-major tile row must be whole 16-byte chunks, got {mn_elems} x {elem_bytes} bytes")
 
 
 def _tile_shape(m: SwizzleMode, rows: int, k_elems: int, elem_bytes: int) -> None:
@@ -132,15 +165,50 @@ def kmajor_layout(mode: str, rows: int, k_elems: int, elem_bytes: int = 2,
     return Layout(f"K-major, {mode} swizzle ({m.notation} on bytes)", offset, elem_bytes, k_elems)
 
 
+def mnmajor_layout(mode: str, mn_elems: int, k_rows: int, elem_bytes: int = 2,
+                   lbo: int | None = None, sbo: int | None = None) -> Layout:
+    """The canonical MN-major layout: element (k, mn) of a tile of ``k_rows`` rows of K, each
+    ``mn_elems`` elements of M (A column-major) or N (B row-major) -> its byte offset from a tile start
+    aligned to the mode's atom. LBO and SBO default to canonical_strides(..., major="MN"); they are the
+    descriptor's fields, whose roles differ from the K-major ones (see the module's docstring)."""
+    m = swizzle_mode(mode)
+    default_lbo, default_sbo = canonical_strides(mode, mn_elems, k_rows, elem_bytes, "MN")
+    lbo = default_lbo if lbo is None else lbo
+    sbo = default_sbo if sbo is None else sbo
+    _check_bytes(lbo=lbo, sbo=sbo)
+    row_bytes = CHUNK_BYTES if m.name == "none" else m.width     # of M/N per row of an atom
+    atom_elems = row_bytes // elem_bytes
+    next_atom, next_k_group = (sbo, lbo) if m.name == "none" else (lbo, sbo)
+    sw = m.swizzle
+
+    def offset(k, mn):
+        return sw((mn // atom_elems) * next_atom + (k // ATOM_ROWS) * next_k_group + (k % ATOM_ROWS) * row_bytes
+                  + (mn % atom_elems) * elem_bytes)
+
+    return Layout(f"MN-major, {mode} swizzle ({m.notation} on bytes)", offset, elem_bytes, mn_elems)
+
+
+def operand_layout(mode: str, shape: tuple[int, int], elem_bytes: int = 2, lbo: int | None = None,
+                   sbo: int | None = None, major: str = "K") -> Layout:
+    """The canonical layout of a tile of ``shape`` as it lies: K-major (rows of M or N, k) by
+    kmajor_layout, MN-major (rows of K, m or n) by mnmajor_layout."""
+    _check_major(major)
+    rows, cols = shape
+    if major == "MN":
+        return mnmajor_layout(mode, cols, rows, elem_bytes, lbo, sbo)
+    return kmajor_layout(mode, rows, cols, elem_bytes, lbo, sbo)
+
+
 def smem_image(mode: str, matrix, elem_bytes: int = 2, lbo: int | None = None,
-               sbo: int | None = None) -> np.ndarray:
-    """The bytes a K-major tile occupies in shared memory, as uint8: ``matrix`` ((rows, k) values of
-    one ``elem_bytes`` wide numpy dtype, e.g. float16) placed by kmajor_layout, zeros elsewhere."""
+               sbo: int | None = None, major: str = "K") -> np.ndarray:
+    """The bytes a tile occupies in shared memory, as uint8: ``matrix`` (values of one ``elem_bytes``
+    wide numpy dtype, e.g. float16; as it lies: (rows, k) K-major, (k, columns) MN-major) placed by
+    operand_layout, zeros elsewhere."""
     matrix = np.asarray(matrix)
     if matrix.ndim != 2 or matrix.dtype.itemsize != elem_bytes:
         raise ValueError(f"expected a 2-D matrix of {elem_bytes}-byte elements, got shape {matrix.shape} "
                          f"of {matrix.dtype}")
-    layout = kmajor_layout(mode, *matrix.shape, elem_bytes, lbo, sbo)
+    layout = operand_layout(mode, matrix.shape, elem_bytes, lbo, sbo, major)
     r, k = np.meshgrid(np.arange(matrix.shape[0]), np.arange(matrix.shape[1]), indexing="ij")
     offsets = layout(r, k)
     image = np.zeros(int(offsets.max()) + elem_bytes, dtype=np.uint8)
@@ -221,9 +289,11 @@ class MatrixDescriptor:
                      caption=f"descriptor {self.encode():#018x}")
 
 
-def descriptor(mode: str, rows: int, k_elems: int, start_address: int = 0, elem_bytes: int = 2) -> MatrixDescriptor:
-    """The descriptor of a canonical K-major tile (kmajor_layout's default strides) at ``start_address``."""
-    lbo, sbo = canonical_strides(mode, rows, k_elems, elem_bytes)
+def descriptor(mode: str, rows: int, k_elems: int, start_address: int = 0, elem_bytes: int = 2,
+               major: str = "K") -> MatrixDescriptor:
+    """The descriptor of a canonical ``rows`` (M or N) x ``k_elems`` tile (canonical_strides) at
+    ``start_address``, K-major or MN-major."""
+    lbo, sbo = canonical_strides(mode, rows, k_elems, elem_bytes, major)
     m = swizzle_mode(mode)
     if start_address % m.atom_bytes and m.name != "none":
         raise ValueError(f"a {mode} tile starts on a multiple of {m.atom_bytes} bytes (its atom), "

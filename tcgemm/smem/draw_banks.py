@@ -110,10 +110,12 @@ def smem_lines(ax, layout: Layout, rows: int, chunks: int, title: str, hue_step:
     ax.set_ylabel("128-byte line", fontsize=8)
 
 
-def permutation_figure(layout: Layout, rows: int = 16, chunks: int = 4) -> Figure:
+def permutation_figure(layout: Layout, rows: int = 16, chunks: int = 4, row_label: str = "tile row",
+                       chunk_label: str = "chunk") -> Figure:
     """The same layout twice. Left, shared memory as it is: 128-byte lines of eight 16-byte slots
     (slot = bank group), each naming the tile chunk it holds, coloured by that chunk's index.
-    Right, the tile as the kernel indexes it, each chunk coloured by its bank group."""
+    Right, the tile as the kernel indexes it, each chunk coloured by its bank group; its axes are
+    labelled `row_label` and `chunk_label` (e.g. rows of K for an MN-major tile)."""
     addresses = chunk_addresses(layout, rows, chunks)
     lines = int(addresses.max()) // (CHUNK_BYTES * GROUPS) + 1
     cell = min(CELL_IN, (COLUMN_WIDTH_IN - 2.2) / (GROUPS + chunks))
@@ -123,8 +125,8 @@ def permutation_figure(layout: Layout, rows: int = 16, chunks: int = 4) -> Figur
                hue_step=GROUPS // chunks)
     groups = bank_group(addresses)
     _grid(right, _group_colors(groups), np.vectorize(lambda g: f"g{g}")(groups), "the tile: bank group\nof each chunk")
-    right.set_xlabel("chunk", fontsize=8)
-    right.set_ylabel("tile row", fontsize=8)
+    right.set_xlabel(chunk_label, fontsize=8)
+    right.set_ylabel(row_label, fontsize=8)
     fig.suptitle(layout.name, fontsize=9)
     return fig
 

@@ -85,3 +85,13 @@ def test_switch_scaling_fits_each_switch_set():
         assert len(times) == 2 and times[1] > times[0] and fit.loop_tflops > 0
     with pytest.raises(ValueError, match="no switch"):
         switch_scaling(spec, [("NOT_A_SWITCH",)], 1024, 1024, Ks=(1024, 4096))
+
+
+def test_switch_cost_gives_each_size_both_times_and_the_share():
+    from tcgemm.gpu.bench import switch_cost
+    table = switch_cost("k4.4", "SKIP_COPIES", (512, 1024), reps=5)
+    assert [c.name for c in table.columns] == ["size", "as written, µs", "SKIP_COPIES, µs", "share of the time"]
+    assert [row[0] for row in table.rows] == ["512³", "1024³"]
+    for _, written, skipped, share in table.rows:
+        assert 0 < float(skipped) < float(written)
+        assert abs(float(share.rstrip("%")) - 100 * (1 - float(skipped) / float(written))) < 1

@@ -56,3 +56,23 @@ def test_the_chapters_readings_are_read_and_plausible():
         assert 0.5 < values[SM_CLOCK.label] < 3.0, values
     table = profile_table(["k1.1", "hgemm"], TENSOR_PIPE[:2], 256, 256, 256)
     assert [c.name for c in table.columns] == ["counter", "k1.1", "hgemm"] and len(table.rows) == 2
+
+
+def test_launch_table_reports_what_the_launcher_asked_for():
+    """Kernel 5.6's launch as Nsight Compute sees it: one block per SM in clusters of two (at most as
+    many as there are tile pairs), 384 threads, and the dynamic shared memory the catalog computes."""
+    from tcgemm.catalog import configured
+    from tcgemm.gpu.compile import current_arch
+    from tcgemm.gpu.device import device_info
+    from tcgemm.gpu.ncu import find_ncu, launch_table
+
+    if find_ncu() is None:
+        pytest.skip("Nsight Compute (ncu) is not installed")
+    if reason := configured("k5.6", "sm_90").unsupported(current_arch()):
+        pytest.skip(reason)
+    spec = configured("k5.6", current_arch())
+    column = dict((row[0], row[1]) for row in launch_table(["k5.6"], 1024, 2048, 256).rows)
+    assert column["kernel"] == spec.entry
+    assert column["grid (blocks)"] == f"{spec.grid(1024, 2048, device_info().sm_count)[0]:,}"
+    assert (column["cluster (blocks)"], column["threads per block"]) == ("2", "384")
+    assert column["dynamic shared memory per block"] == f"{spec.smem_bytes / 1e3:.1f} KB"

@@ -1,5 +1,6 @@
 """compute-sanitizer memcheck and racecheck on every GEMM kernel at a small size (a few tiles, K of
-several tiles); the any-shape kernel also on a ragged shape. Skipped where compute-sanitizer is
+several tiles); the any-shape kernels also on a ragged shape (one whose rows of C a TMA store can
+write, too, for the kernels that store C by TMA). Skipped where compute-sanitizer is
 not installed."""
 import shutil
 import subprocess
@@ -36,6 +37,7 @@ CASES = [(k, "memcheck", shape(k)) for k in GEMM_KERNELS] + [(k, "racecheck", sh
         [(f"k4.6@{t.name}/{splits}", "memcheck", (129, 257, 200)) for t in TILES for splits in (1, 3)] + \
         [(f"k4.6@{t}/2", "racecheck", (129, 257, 200)) for t in ("128x128", "16x64")] + \
         [(k, "synccheck", shape(k)) for k, s in GEMM_KERNELS.items() if s.tma] + \
+        [(k, tool, (129, 260, 75)) for k, s in GEMM_KERNELS.items() if s.tma_store for tool in ("memcheck", "racecheck")] + \
         [("k5.0+BLOCK_SYNC", tool, shape("k5.0")) for tool in ("memcheck", "racecheck", "synccheck")]
 
 
