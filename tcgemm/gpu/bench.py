@@ -332,18 +332,25 @@ def time_spec(spec, M: int, N: int, K: int, reps: int | None = None) -> Timing:
     return time_launches(prepare(spec, *random_operands(M, N, K, dtype=spec.in_dtype)), reps)
 
 
+def faster_of_passes(jobs, reps: int | None = None, passes: int = 2) -> list[float]:
+    """The median time of each (spec, M, N, K) of `jobs` (time_spec), timed in `passes` passes over
+    all of them, keeping each job's faster median: one slow pass (clocks still rising, say) does not
+    decide a time."""
+    times = [float("inf")] * len(jobs)
+    for _ in range(passes):
+        times = [min(t, time_spec(spec, M, N, K, reps).median) for t, (spec, M, N, K) in zip(times, jobs)]
+    return times
+
+
 def switch_cost(key: str, switch: str, sizes=(4096, 8192), reps: int | None = None) -> Table:
     """Kernel `key` at each cube size as written and with its measurement switch `switch` on (which
     removes a part of its work: tcgemm.catalog `switches`), and the share of the time that part takes.
     Each time is the faster median of two passes over both variants."""
     spec = for_this_gpu(kernel_spec(key))
-    variants = (spec, spec.with_switches(switch))
     rows = []
     for size in sizes:
-        times = [float("inf")] * 2
-        for _ in range(2):
-            times = [min(t, time_spec(v, size, size, size, reps).median) for t, v in zip(times, variants)]
-        rows.append([f"{size}³", f"{times[0] * 1e6:.1f}", f"{times[1] * 1e6:.1f}", f"{1 - times[1] / times[0]:.1%}"])
+        written, skipped = faster_of_passes([(v, size, size, size) for v in (spec, spec.with_switches(switch))], reps)
+        rows.append([f"{size}³", f"{written * 1e6:.1f}", f"{skipped * 1e6:.1f}", f"{1 - skipped / written:.1%}"])
     return Table([Column("size"), Column("as written, µs", align="right"), Column(f"{switch}, µs", align="right"),
                   Column("share of the time", align="right")], rows, caption=f"{spec.title}: what {switch} removes")
 
@@ -352,10 +359,7 @@ def k_scaling(spec, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384), 
     """Times of `spec` at several K (fixed M, N) and the line through them (tcgemm.pipelines.scaling)."""
     from tcgemm.pipelines.scaling import fit_k_scaling
 
-    times = [float("inf")] * len(Ks)
-    for _ in range(2):      # two passes over K, keeping each K's faster median: one slow pass (clocks
-        for i, K in enumerate(Ks):     # still rising, say) would otherwise bend the line
-            times[i] = min(times[i], time_spec(spec, M, N, K, reps).median)
+    times = faster_of_passes([(spec, M, N, K) for K in Ks], reps)   # one slow pass would bend the line
     return times, fit_k_scaling(M, N, Ks, times)
 
 
