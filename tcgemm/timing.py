@@ -4,8 +4,12 @@ two runs of a size sweep agree. Pure module; tcgemm.gpu.timing does the launchin
 A GPU idles at a low clock and raises it under load, over some tens of milliseconds, so a kernel is
 timed only after the GPU has run it back to back for a while (`warmup_s`, not a count of runs: ten
 runs of a 20 µs kernel are over before the clock has moved). Then the number of timed runs comes from
-a first estimate of one run's time, so that the timed runs add up to `target_s` of kernel time: a
-short kernel gets thousands of runs, a long one the floor `min_reps`.
+a first estimate of one run's time: enough to add up to `target_s` of kernel time (thousands of runs
+for a short kernel) and at least `wanted_reps`, unless those take longer than `window_s` (a long
+kernel gets the runs that fill `window_s`, and never fewer than `min_reps`). The GPU's clock and power
+state move over tenths of a second, so a median of a few dozen runs of a millisecond kernel moves with
+them from one timing to the next; a median over about a second of runs holds still (book/pipelines.ipynb
+measures both).
 """
 from __future__ import annotations
 
@@ -24,14 +28,16 @@ class TimingPlan:
     min_warmup: int = 3         # ... and at least this many runs (the first may load the module)
     estimate_runs: int = 5      # runs timed first, to choose the number of timed runs
     target_s: float = 0.05      # the timed runs add up to at least this much kernel time
-    min_reps: int = 20          # ... in at least this many runs
-    max_reps: int = 5000        # ... and at most this many (below 10 µs a run, fewer than target_s)
+    wanted_reps: int = 500      # ... and are at least this many,
+    window_s: float = 1.0       # ... unless that many take longer than this: then as many as fill it
+    min_reps: int = 20          # never fewer runs than this
+    max_reps: int = 5000        # ... nor more than this (below 10 µs a run, fewer than target_s)
 
     def __post_init__(self):
-        for name in ("warmup_s", "target_s"):
+        for name in ("warmup_s", "target_s", "window_s"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be a number of seconds >= 0, got {getattr(self, name)!r}")
-        for name in ("min_warmup", "estimate_runs", "min_reps"):
+        for name in ("min_warmup", "estimate_runs", "min_reps", "wanted_reps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.max_reps < self.min_reps:
@@ -49,10 +55,11 @@ class TimingPlan:
 
     def reps_for(self, estimate_s: float) -> int:
         """Timed runs for a kernel whose one run took about `estimate_s`: enough to add up to
-        target_s, within [min_reps, max_reps]."""
+        target_s, and wanted_reps or as many as fill window_s if fewer; within [min_reps, max_reps]."""
         if not (math.isfinite(estimate_s) and estimate_s > 0):
             raise ValueError(f"the estimate of one run must be a positive time, got {estimate_s!r}")
-        return min(self.max_reps, max(self.min_reps, math.ceil(self.target_s / estimate_s)))
+        wanted = min(self.wanted_reps, math.ceil(self.window_s / estimate_s))
+        return min(self.max_reps, max(self.min_reps, math.ceil(self.target_s / estimate_s), wanted))
 
     def warmup_batch(self, done: int, elapsed_s: float) -> int:
         """How many warm-up runs to launch next, after `done` runs took `elapsed_s` of wall time
@@ -68,6 +75,28 @@ class TimingPlan:
 
 
 DEFAULT_PLAN = TimingPlan()
+TARGET_ONLY_PLAN = TimingPlan(wanted_reps=1)   # the default until November 2026: target_s of runs, 20 at least
+
+
+def plan_label(plan: TimingPlan) -> str:
+    """What a plan times, in a few words: e.g. '≥ 50 ms, ≥ 500 runs or 1 s'."""
+    label = f"≥ {plan.target_s * 1e3:g} ms"
+    if plan.wanted_reps > plan.min_reps:
+        label += f", ≥ {plan.wanted_reps} runs or {plan.window_s:g} s"
+    return label + f", ≥ {plan.min_reps} runs"
+
+
+def windows_table(rows: list[tuple[str, TimingPlan, list[int], list[float]]], size: str) -> Table:
+    """Consecutive timings of one launch under different plans: (who, plan, the runs and the median in
+    seconds of each timing) per row, with the spread of the medians (highest / lowest - 1)."""
+    span = lambda values, fmt: (f"{min(values):{fmt}}–{max(values):{fmt}}" if min(values) != max(values)
+                                else f"{values[0]:{fmt}}")
+    body = [[who, plan_label(plan), span(runs, ",d"), span([m * 1e6 for m in medians], ",.0f"),
+             100 * (max(medians) / min(medians) - 1)] for who, plan, runs, medians in rows]
+    counts = sorted({len(medians) for *_, medians in rows})
+    return Table([Column("kernel"), Column("timing plan"), Column("runs", align="right"),
+                  Column("medians, µs", align="right"), Column("spread", ".1f", unit="%")], body,
+                 caption=f"{'/'.join(map(str, counts))} timings in a row at {size}; spread: highest median / lowest − 1")
 
 
 # --- a size sweep: passes, and two runs compared ------------------------------------------------

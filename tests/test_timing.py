@@ -6,12 +6,22 @@ from tcgemm.timing import DEFAULT_PLAN, MAX_WARMUP_BATCH, TimingPlan, faster_pas
 
 
 def test_reps_cover_the_target_time_within_floor_and_cap():
-    plan = TimingPlan(target_s=0.05, min_reps=20, max_reps=5000)
+    plan = TimingPlan(target_s=0.05, wanted_reps=1, min_reps=20, max_reps=5000)
     assert plan.reps_for(1e-3) == 50                  # 50 runs of 1 ms: 50 ms
     assert 0.05 <= plan.reps_for(16e-6) * 16e-6 < 0.05 + 16e-6    # a 512^3 GEMM: 3125 runs
     assert plan.reps_for(8e-3) == 20                  # long kernels: the floor
     assert plan.reps_for(1e-6) == 5000                # very short ones: the cap
     assert plan.reps_for(0.05 / 49.5) == 50           # rounded up, never below the target
+
+
+def test_long_kernels_get_the_wanted_runs_up_to_the_window():
+    plan = TimingPlan(target_s=0.05, wanted_reps=500, window_s=1.0, min_reps=20, max_reps=5000)
+    assert plan.reps_for(214e-6) == 500               # a 4096^3 GEMM: 500 runs, 0.1 s, not 234
+    assert plan.reps_for(1.7e-3) == 500               # an 8192^3 GEMM: 500 runs, 0.85 s, not 30
+    assert plan.reps_for(8e-3) == 125                 # 500 would take 4 s: the runs of 1 s
+    assert plan.reps_for(0.2) == 20                   # still never below the floor
+    assert plan.reps_for(20e-6) == 2500               # short kernels: the target time decides
+    assert DEFAULT_PLAN.reps_for(1.7e-3) == 500 and DEFAULT_PLAN.reps_for(8e-3) == 125
 
 
 @pytest.mark.parametrize("bad", [0.0, -1e-3, math.nan, math.inf])
@@ -52,6 +62,7 @@ def test_warm_up_batches_are_capped_so_the_clock_is_read_often():
 
 
 @pytest.mark.parametrize("field, value", [("warmup_s", -1.0), ("target_s", math.nan), ("min_reps", 0),
+                                          ("window_s", -0.5), ("wanted_reps", 0),
                                           ("estimate_runs", 0), ("max_reps", 10)])
 def test_plans_refuse_impossible_settings(field, value):
     with pytest.raises(ValueError, match=field):
@@ -103,3 +114,19 @@ def test_a_shape_keeps_each_sides_faster_pass_and_fails_if_either_pass_failed():
 def test_passes_of_different_shapes_are_refused():
     with pytest.raises(ValueError, match="different shapes"):
         faster_pass(sweep([1.0], [1.0])[0], sweep([1.0], [1.0], labels=("1024x1024x1024",))[0])
+
+
+def test_plan_labels_say_what_is_timed():
+    from tcgemm.timing import TARGET_ONLY_PLAN, plan_label
+    assert plan_label(DEFAULT_PLAN) == "≥ 50 ms, ≥ 500 runs or 1 s, ≥ 20 runs"
+    assert plan_label(TARGET_ONLY_PLAN) == "≥ 50 ms, ≥ 20 runs"
+
+
+def test_windows_table_gives_each_plans_spread():
+    from tcgemm.timing import TARGET_ONLY_PLAN, windows_table
+    table = windows_table([("cuBLAS", TARGET_ONLY_PLAN, [30, 33, 31], [1.5e-3, 1.8e-3, 1.6e-3]),
+                           ("cuBLAS", DEFAULT_PLAN, [500] * 3, [1.70e-3, 1.71e-3, 1.70e-3])], "8192³")
+    text = str(table)
+    assert "30–33" in text and "1,500–1,800" in text and "20.0%" in text and "0.6%" in text
+    assert " 500 " in text and "3 timings in a row" in text
+

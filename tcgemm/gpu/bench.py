@@ -14,7 +14,7 @@ from tcgemm.errors import OperandError
 from tcgemm.hw import Peak, peak_for
 from tcgemm.report import BenchResult, Timing, bar_chart, bench_table, checks_table, size_label
 from tcgemm.table import Column, Table
-from tcgemm.timing import SWEEP_PASSES, faster_pass
+from tcgemm.timing import DEFAULT_PLAN, SWEEP_PASSES, TARGET_ONLY_PLAN, faster_pass, windows_table
 from tcgemm.validate import check_gemm_shape
 from tcgemm.gpu import cublas
 from tcgemm.gpu.compile import current_arch
@@ -324,6 +324,21 @@ def size_sweep(key: str, shapes: dict[str, list[tuple[int, int, int]]], reps: in
                    "passed": base.passed and (kernel is None or kernel.passed)}
             best[i] = row if best[i] is None else faster_pass(best[i], row)
     return best
+
+
+def timing_windows(keys=("cublas", "k4.6"), size: int = 8192, repeats: int = 6,
+                   plans=(TARGET_ONLY_PLAN, DEFAULT_PLAN)) -> Table:
+    """Each of `keys` at size³, timed `repeats` times in a row under each plan (tcgemm.timing): how far
+    one median moves from one timing to the next when it covers few runs or about a second of them."""
+    rows = []
+    for key in keys:
+        r = runner(key)
+        run = r.prepare(*random_operands(size, size, size, dtype=r.in_dtype), r.new_output(size, size))
+        who = "cuBLAS" if key == "cublas" else r.spec.title.split(":")[0]
+        for plan in plans:
+            timings = [time_launches(run, plan=plan) for _ in range(repeats)]
+            rows.append((who, plan, [t.runs for t in timings], [t.median for t in timings]))
+    return windows_table(rows, f"{size}³")
 
 
 def time_spec(spec, M: int, N: int, K: int, reps: int | None = None) -> Timing:
