@@ -45,6 +45,7 @@ def cmd_bench(args) -> int:
     from tcgemm.gpu.bench import GROUPS, compare
     from tcgemm.gpu.device import device_info
     from tcgemm import results
+    from tcgemm.timing import DEFAULT_PLAN
 
     M, N, K = args.mnk if args.mnk else (args.size,) * 3
     info = device_info()
@@ -64,7 +65,7 @@ def cmd_bench(args) -> int:
         groups.append(results.bench_group(dtype, group.heading, group.baseline, comparison.results,
                                           comparison.peak_tflops, group.ceiling_name, comparison.ceiling_tflops))
     if json_path:
-        doc = results.document(info.as_dict(), M, N, K, args.reps, args.warmup, groups)
+        doc = results.document(info.as_dict(), M, N, K, DEFAULT_PLAN.with_counts(args.reps, args.warmup), groups)
         print(f"\nwrote {results.write(doc, json_path)} ({results.SCHEMA})")
     return 0 if passed else 1
 
@@ -77,8 +78,10 @@ def main(argv=None) -> int:
     b.add_argument("--size", type=int, default=4096, help="M = N = K (default 4096)")
     b.add_argument("--mnk", type=int, nargs=3, metavar=("M", "N", "K"))
     b.add_argument("--kernels", nargs="*", choices=list(GEMM_KERNELS))
-    b.add_argument("--reps", type=int, default=50)
-    b.add_argument("--warmup", type=int, default=10)
+    b.add_argument("--reps", type=int, help="time exactly this many runs per kernel (default: as many as "
+                   "tcgemm.timing.TimingPlan asks: 50 ms of kernel time and 500 runs, or 1 s)")
+    b.add_argument("--warmup", type=int, help="at least this many warm-up runs (default 3; the warm-up "
+                   "also lasts at least 0.2 s)")
     b.add_argument("--json", metavar="PATH",
                    help="also write the results as JSON (schema in tcgemm/results.py): to PATH, or for a folder "
                         "such as results/ to results/<gpu>.json, named after the GPU")

@@ -1,9 +1,9 @@
 """Bench results from several GPUs: the JSON document `python -m tcgemm bench --json` writes, its
 check, and the comparison of several documents as a table and a figure. Pure module.
 
-Schema ``tcgemm-bench/1``: one JSON object per bench run on one GPU (results/README.md shows one)::
+Schema ``tcgemm-bench/2``: one JSON object per bench run on one GPU (results/README.md shows one)::
 
-    schema          "tcgemm-bench/1"
+    schema          "tcgemm-bench/2"
     tcgemm_version  the package version that ran the bench, e.g. "0.1.0"
     date            when the document was made: ISO 8601 in UTC, "2026-11-22T10:31:07+00:00"
     device          the GPU and software (tcgemm.gpu.device.DeviceInfo): name, compute_capability
@@ -11,8 +11,10 @@ Schema ``tcgemm-bench/1``: one JSON object per bench run on one GPU (results/REA
                     shared_mem_per_block, shared_mem_per_block_optin, l2_bytes, memory_bytes (bytes),
                     cuda_runtime, cuda_driver, cupy_version ("13.2", "13.0", "14.2.0")
     shape           {"M", "N", "K"}: C = A @ B, A M x K, B K x N
-    method          reps (timed runs), warmup (untimed runs first), statistic ("median"),
-                    timer ("CUDA events"), l2_flush (true: L2 overwritten before each timed run)
+    method          plan: how many runs were timed, as tcgemm.timing.TimingPlan's fields (warmup_s,
+                    min_warmup, estimate_runs, target_s, wanted_reps, window_s, min_reps, max_reps);
+                    statistic ("median"), timer ("CUDA events"), l2_flush (true: L2 overwritten
+                    before each timed run)
     groups          one per input dtype, each against its own cuBLAS and its own measured ceiling:
       inputs        "float16" (Tensor Cores) or "float32" (CUDA cores, SGEMM)
       heading       what the group is, e.g. "Tensor Cores: fp16 in, fp32 accumulate"
@@ -25,12 +27,15 @@ Schema ``tcgemm-bench/1``: one JSON object per bench run on one GPU (results/REA
         variant     the configuration it ran in on this GPU ("BK=64, 4 stages"), "" if none
         time_us     median time of one run, microseconds
         iqr_pct     interquartile range of the times, % of the median (the text table shows ±half)
+        runs        how many runs were timed
         tflops      2 M N K / time_us, in TFLOP/s
         pct_baseline, pct_peak, pct_ceiling   tflops as % of the baseline row, of peak_tflops
                     (null when that is null) and of the ceiling
         check       "PASS" or "FAIL": the result on fresh random inputs against a reference
 
 A later change of these fields gets a new schema name; readers refuse names they do not know.
+``tcgemm-bench/1`` (until November 2026) had method {reps, warmup} (a fixed count of timed runs and
+the least count of warm-up runs) and no runs per row; it is read as the plan with those fixed counts.
 Files are named after the GPU (`slug`): results/nvidia-h100-80gb-hbm3.json.
 """
 from __future__ import annotations
@@ -38,6 +43,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import asdict, fields
 from datetime import datetime, timedelta, timezone
 from numbers import Real
 from pathlib import Path
@@ -50,8 +56,10 @@ from tcgemm.errors import TcgemmError
 from tcgemm.report import table_rows
 from tcgemm.style import DISPLAY_COLUMN_PX, GROUP_HUES, RECORD_DPI, new_figure
 from tcgemm.table import Column, Table
+from tcgemm.timing import TimingPlan
 
-SCHEMA = "tcgemm-bench/1"
+SCHEMA = "tcgemm-bench/2"
+SCHEMA_V1 = "tcgemm-bench/1"
 
 
 class ResultsError(TcgemmError, ValueError):
@@ -93,18 +101,23 @@ DEVICE = {
 ROW = {
     "key": TEXT, "title": TEXT, "variant": ANY_TEXT, "time_us": POSITIVE, "iqr_pct": PERCENT,
     "tflops": POSITIVE, "pct_baseline": PERCENT, "pct_peak": OPTIONAL_PERCENT,
-    "pct_ceiling": PERCENT, "check": CHECK,
+    "pct_ceiling": PERCENT, "check": CHECK, "runs": COUNT,
 }
 GROUP = {
     "inputs": TEXT, "heading": TEXT, "baseline": TEXT,
     "ceiling": {"name": TEXT, "tflops": POSITIVE}, "peak_tflops": OPTIONAL_POSITIVE, "rows": [ROW],
 }
+SECONDS = (lambda v: _is_number(v) and v >= 0, "a number of seconds >= 0")
+PLAN = {f.name: SECONDS if f.name.endswith("_s") else COUNT for f in fields(TimingPlan)}
 DOCUMENT = {
     "schema": TEXT, "tcgemm_version": TEXT, "date": UTC_DATE, "device": DEVICE,
     "shape": {"M": COUNT, "N": COUNT, "K": COUNT},
-    "method": {"reps": COUNT, "warmup": COUNT, "statistic": TEXT, "timer": TEXT, "l2_flush": FLAG},
+    "method": {"plan": PLAN, "statistic": TEXT, "timer": TEXT, "l2_flush": FLAG},
     "groups": [GROUP],
 }
+DOCUMENT_V1 = {**DOCUMENT, "method": {"reps": COUNT, "warmup": COUNT, "statistic": TEXT, "timer": TEXT,
+                                      "l2_flush": FLAG},
+               "groups": [{**GROUP, "rows": [{k: v for k, v in ROW.items() if k != "runs"}]}]}
 
 
 def _problems(value, spec, path: str) -> list[str]:
@@ -137,15 +150,16 @@ def _group_problems(group: dict, path: str) -> list[str]:
 
 
 def validate(doc, source: str = "document") -> dict:
-    """`doc` itself if it follows the schema, else ResultsError listing every bad field by its path
-    (e.g. "groups[0].rows[3].tflops: expected a positive number, got 'fast'")."""
+    """`doc` itself if it follows the schema (a tcgemm-bench/1 document: as /2, see _from_v1), else
+    ResultsError listing every bad field by its path (e.g. "groups[0].rows[3].tflops: expected a
+    positive number, got 'fast'")."""
     if not isinstance(doc, dict):
         problems = [f"expected a JSON object, got {type(doc).__name__}"]
-    elif doc.get("schema") != SCHEMA:
-        problems = [f"schema: expected {SCHEMA!r}, got {doc.get('schema')!r}"
+    elif doc.get("schema") not in (SCHEMA, SCHEMA_V1):
+        problems = [f"schema: expected {SCHEMA!r} (or {SCHEMA_V1!r}), got {doc.get('schema')!r}"
                     + (" (written by a different tcgemm version)" if "schema" in doc else "")]
     else:
-        problems = _problems(doc, DOCUMENT, "")
+        problems = _problems(doc, DOCUMENT if doc["schema"] == SCHEMA else DOCUMENT_V1, "")
         if not problems:
             inputs = [g["inputs"] for g in doc["groups"]]
             problems = [f"groups: inputs {i!r} appear {inputs.count(i)} times"
@@ -153,7 +167,16 @@ def validate(doc, source: str = "document") -> dict:
             problems += [p for i, g in enumerate(doc["groups"]) for p in _group_problems(g, f"groups[{i}]")]
     if problems:
         raise ResultsError(f"{source} is not a valid {SCHEMA} document:\n  " + "\n  ".join(problems))
-    return doc
+    return doc if doc["schema"] == SCHEMA else _from_v1(doc)
+
+
+def _from_v1(doc: dict) -> dict:
+    """A valid tcgemm-bench/1 document as /2: its fixed counts as a plan, each row with its runs."""
+    reps, warmup = doc["method"]["reps"], doc["method"]["warmup"]
+    plan = asdict(TimingPlan().with_counts(reps, warmup))
+    method = {"plan": plan, **{k: v for k, v in doc["method"].items() if k not in ("reps", "warmup")}}
+    groups = [{**g, "rows": [{**row, "runs": reps} for row in g["rows"]]} for g in doc["groups"]]
+    return {**doc, "schema": SCHEMA, "method": method, "groups": groups}
 
 
 # --- building a document from the bench ----------------------------------------------------
@@ -180,22 +203,23 @@ def bench_group(inputs: str, heading: str, baseline: str, results, peak_tflops: 
         title, variant = _title_and_variant(r.key, r.name)
         rows.append({"key": r.key, "title": title, "variant": variant, "time_us": row["time_us"],
                      "iqr_pct": row["spread_pct"], "tflops": row["tflops"], "pct_baseline": row["pct_baseline"],
-                     "pct_peak": row["pct_peak"], "pct_ceiling": row["pct_ceiling"], "check": row["check"]})
+                     "pct_peak": row["pct_peak"], "pct_ceiling": row["pct_ceiling"], "check": row["check"],
+                     "runs": r.timing.runs})
     return {"inputs": inputs, "heading": heading, "baseline": baseline,
             "ceiling": {"name": ceiling_name, "tflops": ceiling_tflops}, "peak_tflops": peak_tflops,
             "rows": rows}
 
 
-def document(device: dict, M: int, N: int, K: int, reps: int, warmup: int, groups: list[dict],
+def document(device: dict, M: int, N: int, K: int, plan: TimingPlan, groups: list[dict],
              date: datetime | None = None) -> dict:
-    """The whole document, checked: `device` is DeviceInfo.as_dict(), `groups` from bench_group.
-    The method fields say how tcgemm.gpu.bench.bench times (CUDA events, L2 overwritten, median)."""
+    """The whole document, checked: `device` is DeviceInfo.as_dict(), `groups` from bench_group,
+    `plan` the timing plan the bench ran under. The method fields say how tcgemm.gpu.bench.bench
+    times (CUDA events, L2 overwritten, median)."""
     date = (date or datetime.now(timezone.utc)).astimezone(timezone.utc)
     return validate({
         "schema": SCHEMA, "tcgemm_version": __version__, "date": date.isoformat(timespec="seconds"),
         "device": dict(device), "shape": {"M": M, "N": N, "K": K},
-        "method": {"reps": reps, "warmup": warmup, "statistic": "median", "timer": "CUDA events",
-                   "l2_flush": True},
+        "method": {"plan": asdict(plan), "statistic": "median", "timer": "CUDA events", "l2_flush": True},
         "groups": groups,
     })
 

@@ -4,7 +4,7 @@ FIXTURE is a test fixture, not a result: the README's H100 table (recorded 2026-
 """
 import copy
 import json
-from dataclasses import fields
+from dataclasses import asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from tcgemm.catalog import GEMM_KERNELS
 from tcgemm.gpu.device import DeviceInfo
 from tcgemm.report import BenchResult, summarize
 from tcgemm.style import MIN_DISPLAY_TEXT_PX, displayed_text_sizes
+from tcgemm.timing import DEFAULT_PLAN
 
 FIXTURE = Path(__file__).parent / "data" / "bench_h100_readme_2026-11-22.json"
 H100_INFO = DeviceInfo("NVIDIA H100 80GB HBM3", "90", "sm_90", 132, 1980.0, 2619.0, 49152, 232448, 52428800,
@@ -56,13 +57,29 @@ def test_fixture_is_valid_and_holds_the_readme_numbers(h100):
     assert g16["rows"][0]["tflops"] == 718.2 and g32["rows"][3]["pct_baseline"] == 93.1
 
 
+def test_a_version_1_document_reads_as_its_fixed_counts():
+    """The fixture is a tcgemm-bench/1 document (50 timed runs, at least 10 warm-up runs per kernel)."""
+    raw = json.loads(FIXTURE.read_text())
+    assert raw["schema"] == "tcgemm-bench/1" and raw["method"]["reps"] == 50
+    doc = R.load(FIXTURE)
+    plan = doc["method"]["plan"]
+    assert doc["schema"] == R.SCHEMA and (plan["min_reps"], plan["max_reps"], plan["min_warmup"]) == (50, 50, 10)
+    assert {row["runs"] for g in doc["groups"] for row in g["rows"]} == {50}
+    assert R.validate(doc) is doc
+    with pytest.raises(R.ResultsError, match="method.reps: expected a positive integer"):
+        R.validate({**raw, "method": {**raw["method"], "reps": 0}})     # a bad /1 document: refused as such
+
+
 def test_device_fields_are_the_device_info_fields():
     assert list(R.DEVICE) == [f.name for f in fields(DeviceInfo)]
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(schema="tcgemm-bench/2"), "schema: expected 'tcgemm-bench/1', got 'tcgemm-bench/2'"),
-    (lambda d: d.pop("schema"), "schema: expected 'tcgemm-bench/1', got None"),
+    (lambda d: d.update(schema="tcgemm-bench/3"),
+     "schema: expected 'tcgemm-bench/2' (or 'tcgemm-bench/1'), got 'tcgemm-bench/3'"),
+    (lambda d: d.pop("schema"), "schema: expected 'tcgemm-bench/2' (or 'tcgemm-bench/1'), got None"),
+    (lambda d: d["method"]["plan"].pop("window_s"), "method.plan.window_s: missing"),
+    (lambda d: d["groups"][0]["rows"][1].update(runs=0), "groups[0].rows[1].runs: expected a positive integer"),
     (lambda d: d["device"].pop("sm_count"), "device.sm_count: missing"),
     (lambda d: d["device"].update(sm_count=True), "device.sm_count: expected a positive integer, got True"),
     (lambda d: d.update(date="2026-11-22T10:00:00+01:00"), "date: expected an ISO 8601 date in UTC"),
@@ -82,7 +99,7 @@ def test_device_fields_are_the_device_info_fields():
 ])
 def test_validation_names_the_bad_field(h100, edit, message):
     edit(h100)
-    with pytest.raises(R.ResultsError, match="not a valid tcgemm-bench/1 document") as caught:
+    with pytest.raises(R.ResultsError, match="not a valid tcgemm-bench/2 document") as caught:
         R.validate(h100, "x.json")
     assert message in str(caught.value)
     assert str(caught.value).startswith("x.json ")
@@ -121,7 +138,7 @@ def test_document_from_bench_results_round_trips(tmp_path):
     group = R.bench_group("float16", "Tensor Cores", "cublas", fp16, 989.4, "mma.sync", 640.0)
     device = H100_INFO.as_dict()
     when = datetime(2026, 11, 22, 10, 31, 7, tzinfo=timezone.utc)
-    doc = R.document(device, 4096, 4096, 4096, 50, 10, [group], date=when)
+    doc = R.document(device, 4096, 4096, 4096, DEFAULT_PLAN, [group], date=when)
     assert doc["date"] == "2026-11-22T10:31:07+00:00" and doc["device"]["sm_count"] == 132
     cublas, k4, k1 = doc["groups"][0]["rows"]
     assert (k4["key"], k4["title"], k4["variant"]) == ("k4.0", k40.title, "BK=64, 4 stages")
@@ -131,7 +148,8 @@ def test_document_from_bench_results_round_trips(tmp_path):
     assert k4["pct_baseline"] == pytest.approx(50.0) and cublas["pct_baseline"] == pytest.approx(100.0)
     assert k4["pct_ceiling"] == pytest.approx(100 * k4["tflops"] / 640.0)
     assert k4["iqr_pct"] == pytest.approx(1.0)     # quartiles of 0.99t, t, 1.01t: 0.995t and 1.005t
-    assert k1["check"] == "FAIL"
+    assert k1["check"] == "FAIL" and k1["runs"] == 3
+    assert doc["method"]["plan"] == asdict(DEFAULT_PLAN)
     path = R.write(doc, R.json_path(f"{tmp_path}/results/", doc["device"]["name"]))
     assert path == tmp_path / "results" / "nvidia-h100-80gb-hbm3.json"
     assert R.load(path) == doc
@@ -311,9 +329,11 @@ def test_bench_command_writes_the_document(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(gpu_device, "device_info", lambda: info)
     assert main(["bench", "--kernels", "k4.0", "s1", "--reps", "7", "--json", f"{tmp_path}/results/"]) == 0
     path = tmp_path / "results" / "nvidia-h100-80gb-hbm3.json"
-    assert f"wrote {path} (tcgemm-bench/1)" in capsys.readouterr().out
+    assert f"wrote {path} (tcgemm-bench/2)" in capsys.readouterr().out
     doc = R.load(path)
-    assert doc["device"] == info.as_dict() and doc["method"]["reps"] == 7 and doc["shape"]["K"] == 4096
+    plan = doc["method"]["plan"]
+    assert doc["device"] == info.as_dict() and (plan["min_reps"], plan["max_reps"]) == (7, 7)
+    assert doc["shape"]["K"] == 4096
     assert [(g["inputs"], g["baseline"], [r["key"] for r in g["rows"]]) for g in doc["groups"]] == [
         ("float16", "cublas", ["cublas", "k4.0"]), ("float32", "cublas-sgemm", ["cublas-sgemm", "s1"])]
     k40 = doc["groups"][0]["rows"][1]
