@@ -279,6 +279,12 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(threads) : "memory");
 }
 
+// Counts the calling warps' arrival at named barrier `id` without waiting: `threads` in all, arriving here
+// or waiting in named_barrier_sync, complete it (a signal from one group of warps to another).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "r"(threads) : "memory");
+}
+
 __device__ __forceinline__ void st_shared_f32x2(unsigned smem_addr, float x, float y) {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" :: "r"(smem_addr), "f"(x), "f"(y) : "memory");
 }

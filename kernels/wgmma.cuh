@@ -63,7 +63,7 @@ __device__ __forceinline__ void wgmma_m64n16k16_f32_f16_ss(float (&d)[8], unsign
 }
 
 // The same with N = 128 (64 registers per thread): the wgmma probe's B spans two 128-byte swizzle atoms
-// along N when it is N-major, so that the leading byte offset matters.
+// along N when it is N-major, so that the leading byte offset matters; Kernel 5.8 issues two per k16 step.
 template <int TRANS_A = 0, int TRANS_B = 0>
 __device__ __forceinline__ void wgmma_m64n128k16_f32_f16_ss(float (&d)[64], unsigned long long desc_a,
                                                             unsigned long long desc_b, int scale_d) {

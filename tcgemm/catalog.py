@@ -297,10 +297,15 @@ BIG_TILE_CONFIGS = ((64, 4), (64, 3), (32, 4))
 WGMMA_CONFIGS = ((64, 4), (64, 3))   # (tile_k, stages) of Kernels 5.1-5.5: a tile row is one 128-byte swizzle row
 
 # Kernels 5.1-5.5: TMA copies into the 128-byte swizzle and wgmma m64n256k16 from shared memory, 128 x 256
-# tiles, built for sm_90a (book/hopper.ipynb). WGMMA_SASS: what every one of them compiles to.
-WGMMA_SASS = ("HGMMA.64x256x16.F32", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64", "WARPGROUP.DEPBAR.LE")
+# tiles, built for sm_90a (book/hopper.ipynb). WGMMA_SASS: what every one of them compiles to; TMA_WGMMA_SASS:
+# all of it but the HGMMA's shape, which Kernel 5.8's smaller tiles change.
+TMA_WGMMA_SASS = ("UTMALDG.2D", "SYNCS.PHASECHK.TRANS64", "WARPGROUP.DEPBAR.LE")
+WGMMA_SASS = ("HGMMA.64x256x16.F32",) + TMA_WGMMA_SASS
 _HOPPER = dict(tile_m=128, tile_n=256, tile_k=64, stages=4, dynamic_smem=True, configs=WGMMA_CONFIGS, tma=True,
                archs=("sm_90",), arch_specific=True)
+# Kernel 5.8: each consumer warpgroup its own 128 x 128 tile, two wgmma m64n128k16 per k16 step; a stage of
+# 32 KB, so 6 fit in 227 KB beside the buffers of C (7 would not).
+PING_PONG_CONFIGS = ((64, 6), (64, 5))
 # Kernel 5.6's measurement switch: its main loop without the stores of C.
 STORE_SWITCH = ("SKIP_STORE", "C is not stored (wrong result: a measurement only)")
 HOPPER_KERNELS = (
@@ -322,6 +327,10 @@ HOPPER_KERNELS = (
                entry="operand_orders", block=(384, 1, 1), any_shape=True, persistent=True, cluster=2,
                either_order=True, tma_store=True, switches=(STORE_SWITCH,),
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D"), **_HOPPER),
+    GemmKernel(key="k5.8", title="Kernel 5.8: ping-pong consumers", entry="ping_pong", block=(384, 1, 1),
+               any_shape=True, persistent=True, cluster=2, either_order=True, tma_store=True, switches=(STORE_SWITCH,),
+               sass=("HGMMA.64x128x16.F32",) + TMA_WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "BAR.ARV"),
+               **{**_HOPPER, "tile_n": 128, "stages": 6, "configs": PING_PONG_CONFIGS}),
 )
 # What Kernel 5.7's HGMMA reads transposed (MN-major, wgmma's imm-trans) in each order case, as cuobjdump
 # prints it: a suffix of the descriptor operand, e.g. "HGMMA.64x256x16.F32 R24, gdesc[UR16].tnspB, ...".

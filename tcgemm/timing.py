@@ -86,28 +86,35 @@ def plan_label(plan: TimingPlan) -> str:
     return label + f", ≥ {plan.min_reps} runs"
 
 
-def windows_table(rows: list[tuple[str, TimingPlan, list[int], list[float]]], size: str) -> Table:
-    """Consecutive timings of one launch under different plans: (who, plan, the runs and the median in
-    seconds of each timing) per row, with the spread of the medians (highest / lowest - 1)."""
+def spread_table(rows: list[tuple[str, str, list[int], list[float]]], condition: str, caption: str) -> Table:
+    """Consecutive timings of one kernel under different conditions: (who, the condition, the runs and the
+    median in seconds of each timing) per row, with the spread of the medians (highest / lowest - 1)."""
     span = lambda values, fmt: (f"{min(values):{fmt}}–{max(values):{fmt}}" if min(values) != max(values)
                                 else f"{values[0]:{fmt}}")
-    body = [[who, plan_label(plan), span(runs, ",d"), span([m * 1e6 for m in medians], ",.0f"),
-             100 * (max(medians) / min(medians) - 1)] for who, plan, runs, medians in rows]
-    counts = sorted({len(medians) for *_, medians in rows})
-    return Table([Column("kernel"), Column("timing plan"), Column("runs", align="right"),
+    body = [[who, how, span(runs, ",d"), span([m * 1e6 for m in medians], ",.2f" if max(medians) < 1e-4 else ",.0f"),
+             100 * (max(medians) / min(medians) - 1)] for who, how, runs, medians in rows]
+    return Table([Column("kernel"), Column(condition), Column("runs", align="right"),
                   Column("medians, µs", align="right"), Column("spread", ".1f", unit="%")], body,
-                 caption=f"{'/'.join(map(str, counts))} timings in a row at {size}; spread: highest median / lowest − 1")
+                 caption=f"{caption}; spread: highest median / lowest − 1")
+
+
+def windows_table(rows: list[tuple[str, TimingPlan, list[int], list[float]]], size: str) -> Table:
+    """Consecutive timings of one launch under different plans: (who, plan, runs, medians) per row."""
+    counts = sorted({len(medians) for *_, medians in rows})
+    return spread_table([(who, plan_label(plan), runs, medians) for who, plan, runs, medians in rows],
+                        "timing plan", f"{'/'.join(map(str, counts))} timings in a row at {size}")
 
 
 # --- a size sweep: passes, and two runs compared ------------------------------------------------
 
-SWEEP_PASSES = 2    # passes of tcgemm.gpu.bench.size_sweep over all its shapes; each shape keeps its
-                    # fastest median, so one pass slowed by the GPU's state (its clock drifts between
-                    # passes, seconds apart) does not set the number
+SWEEP_PASSES = 4    # passes of tcgemm.gpu.bench.size_sweep over all its shapes, each on fresh arrays; each
+                    # shape keeps its fastest median: a small GEMM's time depends on where its arrays lie
+                    # (tcgemm.gpu.bench.placement_spread), and a pass may also meet the GPU in a slower state
 
 
 def faster_pass(first: dict, second: dict) -> dict:
-    """One shape of a size sweep measured in two passes: each side's higher TFLOP/s (kernel and
+    """One shape of a size sweep measured in two passes (or the best of the passes so far, and one more):
+    each side's higher TFLOP/s (kernel and
     cuBLAS separately; NaN where the kernel skipped the shape), passed only if both passes passed."""
     if (first["family"], first["label"]) != (second["family"], second["label"]):
         raise ValueError(f"passes of different shapes: {first['label']} and {second['label']}")

@@ -168,6 +168,7 @@ FIGURES = {
                                 lambda: draw_banks.permutation_figure(canonical.mnmajor_layout("128B", 64, 16),
                                                                       rows=16, chunks=8, row_label="row of K",
                                                                       chunk_label="chunk of 8 along N")),
+    ("hopper", "pp-fig"): ("ping_pong_figure()", draw_pipeline.ping_pong_figure),
 }
 
 

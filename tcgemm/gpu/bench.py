@@ -14,7 +14,7 @@ from tcgemm.errors import OperandError
 from tcgemm.hw import Peak, peak_for
 from tcgemm.report import BenchResult, Timing, bar_chart, bench_table, checks_table, size_label
 from tcgemm.table import Column, Table
-from tcgemm.timing import DEFAULT_PLAN, SWEEP_PASSES, TARGET_ONLY_PLAN, faster_pass, windows_table
+from tcgemm.timing import DEFAULT_PLAN, SWEEP_PASSES, TARGET_ONLY_PLAN, faster_pass, spread_table, windows_table
 from tcgemm.validate import check_gemm_shape
 from tcgemm.gpu import cublas
 from tcgemm.gpu.compile import current_arch
@@ -334,11 +334,46 @@ def timing_windows(keys=("cublas", "k4.6"), size: int = 8192, repeats: int = 6,
     for key in keys:
         r = runner(key)
         run = r.prepare(*random_operands(size, size, size, dtype=r.in_dtype), r.new_output(size, size))
-        who = "cuBLAS" if key == "cublas" else r.spec.title.split(":")[0]
+        who = _short_name(r)
         for plan in plans:
-            timings = [time_launches(run, plan=plan) for _ in range(repeats)]
-            rows.append((who, plan, [t.runs for t in timings], [t.median for t in timings]))
+            rows.append((who, plan, *_runs_and_medians(time_launches(run, plan=plan) for _ in range(repeats))))
     return windows_table(rows, f"{size}³")
+
+
+PLACEMENT_STEP = 2_621_440   # bytes: the shift, per timing, of fresh arrays in placement_spread
+
+
+def placement_spread(keys=("cublas", "k4.6"), size: int = 512, repeats: int = 8) -> Table:
+    """Each of `keys` at size³ timed `repeats` times on the same arrays, then `repeats` times on fresh
+    arrays (new random operands and output each time, allocated after a spacer i × PLACEMENT_STEP bytes
+    long, so that timing i finds them at another place in memory): how much of the spread between
+    timings comes with where the arrays lie."""
+    cupy = require_gpu()
+    rows = []
+    for key in keys:
+        r = runner(key)
+        who = _short_name(r)
+        new_run = lambda: r.prepare(*random_operands(size, size, size, dtype=r.in_dtype), r.new_output(size, size))
+        same = new_run()
+        rows.append((who, "the same arrays", *_runs_and_medians(time_launches(same) for _ in range(repeats))))
+        del same
+        fresh = []
+        for i in range(repeats):
+            spacer = cupy.empty(1 + i * PLACEMENT_STEP, dtype=np.uint8)
+            fresh.append(time_launches(new_run()))
+            del spacer
+        rows.append((who, "fresh arrays each time", *_runs_and_medians(fresh)))
+    return spread_table(rows, "timed on", f"{repeats} timings in a row at {size}³")
+
+
+def _short_name(r: Runner) -> str:
+    """'cuBLAS' or 'Kernel 4.6': a runner's name for a narrow table."""
+    return "cuBLAS" if r.spec is None else r.spec.title.split(":")[0]
+
+
+def _runs_and_medians(timings) -> tuple[list[int], list[float]]:
+    timings = list(timings)
+    return [t.runs for t in timings], [t.median for t in timings]
 
 
 def time_spec(spec, M: int, N: int, K: int, reps: int | None = None) -> Timing:

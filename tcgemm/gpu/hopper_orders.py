@@ -1,8 +1,9 @@
 """Kernel 5.7, the final Hopper kernel, in every memory-order case of A and B: checked on odd shapes
-against the fp32 reference, and timed against cuBLAS and Kernel 5.6 (both operands K-major).
+against the fp32 reference, and timed against cuBLAS and Kernel 5.6 (both operands K-major). The
+checks take another kernel of either order (Kernel 5.8) by its key.
 
-`python -m tcgemm.gpu.hopper_orders CASE M N K [OFFSET]` runs one checked call (the compute-sanitizer
-tests), e.g. `python -m tcgemm.gpu.hopper_orders "A^T B" 129 257 75 3`.
+`python -m tcgemm.gpu.hopper_orders CASE M N K [OFFSET [KEY]]` runs one checked call (the
+compute-sanitizer tests), e.g. `python -m tcgemm.gpu.hopper_orders "A^T B" 129 257 75 3 k5.8`.
 """
 from __future__ import annotations
 
@@ -24,28 +25,28 @@ CASES = ("A B^T", "A B", "A^T B^T", "A^T B")
 SHAPES = ((129, 257, 75), (1000, 1003, 1007), (1, 4096, 4096))
 
 
-def spec_for(case: str) -> GemmKernel:
-    """Kernel 5.7 compiled for the memory orders of `case` (tcgemm.catalog.WMMA_CASES)."""
-    return for_this_gpu(kernel_spec(KEY)).with_orders(*WMMA_CASES[case])
+def spec_for(case: str, key: str = KEY) -> GemmKernel:
+    """Kernel `key` (default 5.7) compiled for the memory orders of `case` (tcgemm.catalog.WMMA_CASES)."""
+    return for_this_gpu(kernel_spec(key)).with_orders(*WMMA_CASES[case])
 
 
-def check(case: str, M: int, N: int, K: int, offset: int = 0, seed: int | None = None):
-    """Kernel 5.7 on fresh random operands of `case` (each a view `offset` elements into its
-    allocation), into a NaN-filled C, against the fp32 product (tcgemm.check's tolerance)."""
+def check(case: str, M: int, N: int, K: int, offset: int = 0, seed: int | None = None, key: str = KEY):
+    """Kernel `key` (default 5.7) on fresh random operands of `case` (each a view `offset` elements into
+    its allocation), into a NaN-filled C, against the fp32 product (tcgemm.check's tolerance)."""
     A, B, _ = case_operands(case, M, N, K, offset=offset, seed=seed)
-    run = prepare(spec_for(case), A, B)
+    run = prepare(spec_for(case, key), A, B)
     run()
     return wmma.compare_result(np.float32, run.C, wmma.exact_reference(np.float32, A, B, None, 1, 0))
 
 
-def checks(shapes=SHAPES, offsets=(0, 3)) -> Table:
-    """check in every case and shape, on arrays that start 16-byte aligned and on views that do not:
-    one row per case and shape, one column per offset."""
+def checks(shapes=SHAPES, offsets=(0, 3), key: str = KEY) -> Table:
+    """check of Kernel `key` in every case and shape, on arrays that start 16-byte aligned and on views
+    that do not: one row per case and shape, one column per offset."""
     rows = [[ORDER_NAMES[WMMA_CASES[case][0]], ORDER_NAMES[WMMA_CASES[case][1]], size_label(*mnk)] +
-            [wmma.verdict(check(case, *mnk, offset)) for offset in offsets]
+            [wmma.verdict(check(case, *mnk, offset, key=key)) for offset in offsets]
             for case in CASES for mnk in shapes]
     return Table(["A", "B", "M×N×K"] + [f"offset {offset}" for offset in offsets], rows,
-                 caption=f"{kernel_spec(KEY).title}: C = A @ B on fresh random inputs",
+                 caption=f"{kernel_spec(key).title}: C = A @ B on fresh random inputs",
                  notes=["offset n: each array starts n elements into its allocation (3: not 16-byte aligned, so "
                         "the launcher copies it into an aligned buffer first, as it does a column-major A "
                         "whose M, or a row-major B whose N, is not a multiple of 8)",
@@ -74,8 +75,9 @@ def order_timings(M: int = 4096, N: int = 4096, K: int = 4096, repeats: int = 2)
 def _main(argv) -> None:
     case, M, N, K = argv[0], *(int(x) for x in argv[1:4])
     offset = int(argv[4]) if len(argv) > 4 else 0
-    result = check(case, M, N, K, offset)
-    print(case, M, N, K, offset, result)
+    key = argv[5] if len(argv) > 5 else KEY
+    result = check(case, M, N, K, offset, key=key)
+    print(key, case, M, N, K, offset, result)
     if not result.passed:
         raise SystemExit(1)
 

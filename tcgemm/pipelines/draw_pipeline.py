@@ -1,4 +1,5 @@
-"""Pictures of the cp.async ring buffer, from tcgemm.pipelines.pipeline. Pure (matplotlib).
+"""Pictures of the cp.async ring buffer, from tcgemm.pipelines.pipeline, and of the Hopper kernels'
+consumer warpgroups, from tcgemm.pipelines.ping_pong. Pure (matplotlib).
 
 Colour is by tile (Okabe-Ito, as in tcgemm.fragments.draw); every bar and slot is labelled, so the
 pictures read in greyscale: hatched = copy in flight, solid = ldmatrix + mma, grey = waiting.
@@ -12,6 +13,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, new_figure, text_color_on
+from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.pipelines.ping_pong import MODES, consumer_spans, tensor_cores_idle
 from tcgemm.pipelines.pipeline import ring_state, steady_state_period, timeline
 
 WAIT_FACE = (0.78, 0.78, 0.78)
@@ -135,4 +138,37 @@ def ring_figure(n_stages: int, iteration: int, k_tiles: int) -> Figure:
     ax.set_axis_off()
     ax.set_title(f"iteration {iteration} of {k_tiles} tiles, N = {n_stages}", fontsize=9)
     fig.set_layout_engine("constrained")
+    return fig
+
+
+def ping_pong_figure(work: int = 3, main: float = 4.0, store: float = 1.0) -> Figure:
+    """Kernel 5.6's cooperative and Kernel 5.8's ping-pong consumers (tcgemm.pipelines.ping_pong's
+    model) one above the other on one time axis: a row per consumer warpgroup, main loops solid in the
+    tile's colour, stores of C hatched; each title gives the share of the time the Tensor Cores idle."""
+    fig = new_figure(COLUMN_WIDTH_IN, 2.6, layout="constrained")
+    axes = fig.subplots(2, 1, sharex=True)
+    schedules = {mode: consumer_spans(mode, work, main, store) for mode in MODES}
+    for ax, (mode, spans) in zip(axes, schedules.items()):
+        for s in spans:
+            hue = tile_color(s.tile)
+            if s.kind == "main":
+                _bar(ax, s.start, s.end, s.consumer, hue, "white")
+                _label(ax, (s.start + s.end) / 2, s.consumer, f"wgmma t{s.tile}", text_color_on(hue))
+            else:
+                _bar(ax, s.start, s.end, s.consumer, _light(hue), hue, hatch="///")
+                _label(ax, (s.start + s.end) / 2, s.consumer, "C", boxed=True)
+        spec = GEMM_KERNELS["k5.6" if mode == "cooperative" else "k5.8"]
+        kernel, tiles = spec.title.split(":")[0], f"{spec.tile_m}×{spec.tile_n} tiles, " + (
+            f"{spec.tile_m // 2} rows per consumer" if mode == "cooperative" else "one per consumer")
+        ax.set_title(f"{kernel}, {mode}: {tiles}; Tensor Cores idle {tensor_cores_idle(spans):.0%} of the time",
+                     fontsize=8, loc="left")
+        ax.set_ylim(1.6, -0.6)
+        ax.set_yticks([0, 1], ["consumer 0", "consumer 1"], fontsize=8)
+        ax.tick_params(axis="y", length=0)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.set_xlim(0, max(s.end for spans in schedules.values() for s in spans))
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+    axes[-1].set_xlabel(f"time (model: a 5.6 tile's main loop {main:g}, one consumer's store {store:g}; "
+                        "solid: wgmma, hatched: C stored)", fontsize=8)
     return fig
