@@ -17,6 +17,7 @@ from tcgemm import KERNEL_DIR
 from tcgemm.catalog import (ELEMENTS, GEMM_KERNELS, MMA_ORDERS, PROBES, TARGET_ARCHS, WMMA_CASES, WMMA_KERNELS,
                             all_sources, build_target, configured, defines_for, sass_claims, source_archs)
 from tcgemm.plan import TILES
+from tcgemm.sass_loop import function_listing, instructions
 from tcgemm.gpu.nvrtc_offline import cuda_tool
 
 ARCHS = list(TARGET_ARCHS)
@@ -101,6 +102,14 @@ def test_claimed_instructions_present(sass, source, arch):
 def test_every_entry_compiled(sass, source, arch):
     functions = set(FUNCTION.findall(sass[source, arch]))
     assert set(ENTRIES[source]) <= functions, f"{source} on {arch}: SASS has functions {functions}"
+
+
+def test_kernel_5_7_in_mma_orders_is_kernel_5_6(sass):
+    """Kernel 5.7 built for K-major A and B (its default, the orders the bench times) is Kernel 5.6's
+    machine code, instruction for instruction: the two differ in a bench run only by the run."""
+    k56, k57 = GEMM_KERNELS["k5.6"], GEMM_KERNELS["k5.7"]
+    code = [[i.text for i in instructions(function_listing(sass[k.source, "sm_90"], k.entry))] for k in (k56, k57)]
+    assert len(code[0]) > 1000 and code[0] == code[1]
 
 
 @pytest.mark.parametrize("source, arch", GEMM_BUILDS)
