@@ -124,6 +124,11 @@ class GemmKernel:
         return f"{self.key}_{self.entry}.cu"
 
     @property
+    def short_title(self) -> str:
+        """The title's name part, for narrow tables: 'Kernel 5.8'."""
+        return self.title.split(":")[0]
+
+    @property
     def a_order(self) -> str:
         return (self.orders or (MMA_ORDERS if self.element else OPERAND_ORDERS[self.in_dtype]))[0]
 

@@ -114,8 +114,8 @@ SWEEP_PASSES = 4    # passes of tcgemm.gpu.bench.size_sweep over all its shapes,
 
 def faster_pass(first: dict, second: dict) -> dict:
     """One shape of a size sweep measured in two passes (or the best of the passes so far, and one more):
-    each side's higher TFLOP/s (kernel and
-    cuBLAS separately; NaN where the kernel skipped the shape), passed only if both passes passed."""
+    each side's higher TFLOP/s (kernel and cuBLAS separately; NaN where the kernel skipped the shape),
+    passed only if both passes passed."""
     if (first["family"], first["label"]) != (second["family"], second["label"]):
         raise ValueError(f"passes of different shapes: {first['label']} and {second['label']}")
     return {**first, "passed": first["passed"] and second["passed"],

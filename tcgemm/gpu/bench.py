@@ -84,6 +84,11 @@ def runner(key: str, spec=None) -> Runner:
     return Runner(name, spec.out_dtype, partial(prepare, spec), spec, spec.in_dtype)
 
 
+def on_random_operands(r: Runner, M: int, N: int, K: int):
+    """r's launch prepared on fresh random operands (random_operands) into a new output."""
+    return r.prepare(*random_operands(M, N, K, dtype=r.in_dtype), r.new_output(M, N))
+
+
 def check_runner(r: Runner, M: int, N: int, K: int, seed: int | None = None) -> Check:
     """Run once on fresh random inputs into a NaN-filled output and compare with the fp32 reference,
     under tcgemm.check's tolerance for sums over K terms."""
@@ -137,8 +142,7 @@ def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int | No
                 log(f"    skipped: {skip}")
             continue
         check = check_runner(r, M, N, K)
-        A, B = random_operands(M, N, K, dtype=r.in_dtype)
-        timing = time_launches(r.prepare(A, B, r.new_output(M, N)), reps, warmup)
+        timing = time_launches(on_random_operands(r, M, N, K), reps, warmup)
         results.append(BenchResult(r.name, M, N, K, timing, check.passed, str(check), key))
         if log:
             log(f"    {check}; median {timing.median * 1e6:.0f} us over {timing.runs} runs")
@@ -333,7 +337,7 @@ def timing_windows(keys=("cublas", "k4.6"), size: int = 8192, repeats: int = 6,
     rows = []
     for key in keys:
         r = runner(key)
-        run = r.prepare(*random_operands(size, size, size, dtype=r.in_dtype), r.new_output(size, size))
+        run = on_random_operands(r, size, size, size)
         who = _short_name(r)
         for plan in plans:
             rows.append((who, plan, *_runs_and_medians(time_launches(run, plan=plan) for _ in range(repeats))))
@@ -353,14 +357,13 @@ def placement_spread(keys=("cublas", "k4.6"), size: int = 512, repeats: int = 8)
     for key in keys:
         r = runner(key)
         who = _short_name(r)
-        new_run = lambda: r.prepare(*random_operands(size, size, size, dtype=r.in_dtype), r.new_output(size, size))
-        same = new_run()
+        same = on_random_operands(r, size, size, size)
         rows.append((who, "the same arrays", *_runs_and_medians(time_launches(same) for _ in range(repeats))))
         del same
         fresh = []
         for i in range(repeats):
             spacer = cupy.empty(1 + i * PLACEMENT_STEP, dtype=np.uint8)
-            fresh.append(time_launches(new_run()))
+            fresh.append(time_launches(on_random_operands(r, size, size, size)))
             del spacer
         rows.append((who, "fresh arrays each time", *_runs_and_medians(fresh)))
     return spread_table(rows, "timed on", f"{repeats} timings in a row at {size}³")
@@ -368,7 +371,7 @@ def placement_spread(keys=("cublas", "k4.6"), size: int = 512, repeats: int = 8)
 
 def _short_name(r: Runner) -> str:
     """'cuBLAS' or 'Kernel 4.6': a runner's name for a narrow table."""
-    return "cuBLAS" if r.spec is None else r.spec.title.split(":")[0]
+    return "cuBLAS" if r.spec is None else r.spec.short_title
 
 
 def _runs_and_medians(timings) -> tuple[list[int], list[float]]:

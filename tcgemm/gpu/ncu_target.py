@@ -1,7 +1,7 @@
 """Child process for tcgemm.gpu.ncu: one launch of a kernel between cudaProfilerStart and Stop."""
 import sys
 
-from tcgemm.gpu.bench import random_operands, runner
+from tcgemm.gpu.bench import on_random_operands, runner
 from tcgemm.gpu.gemm import for_this_gpu, kernel_spec
 from tcgemm.plan import tile_named
 
@@ -18,8 +18,7 @@ def main(key: str, M: int, N: int, K: int) -> None:
         name, splits = tile_plan.split("/")
         spec = kernel_spec(key).with_tile(tile_named(name), int(splits))
     r = runner(key, spec)
-    A, B = random_operands(M, N, K, dtype=r.in_dtype)
-    run = r.prepare(A, B, r.new_output(M, N))
+    run = on_random_operands(r, M, N, K)
     run()                               # compile and warm up outside the profiled range
     cupy.cuda.runtime.deviceSynchronize()
     cupy.cuda.runtime.profilerStart()

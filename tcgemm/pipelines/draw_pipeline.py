@@ -158,7 +158,7 @@ def ping_pong_figure(work: int = 3, main: float = 4.0, store: float = 1.0) -> Fi
                 _bar(ax, s.start, s.end, s.consumer, _light(hue), hue, hatch="///")
                 _label(ax, (s.start + s.end) / 2, s.consumer, "C", boxed=True)
         spec = GEMM_KERNELS["k5.6" if mode == "cooperative" else "k5.8"]
-        kernel, tiles = spec.title.split(":")[0], f"{spec.tile_m}×{spec.tile_n} tiles, " + (
+        kernel, tiles = spec.short_title, f"{spec.tile_m}×{spec.tile_n} tiles, " + (
             f"{spec.tile_m // 2} rows per consumer" if mode == "cooperative" else "one per consumer")
         ax.set_title(f"{kernel}, {mode}: {tiles}; Tensor Cores idle {tensor_cores_idle(spans):.0%} of the time",
                      fontsize=8, loc="left")

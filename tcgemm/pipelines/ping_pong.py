@@ -79,13 +79,13 @@ def bytes_per_mac(key: str) -> tuple[float, float]:
 
 def traffic_table(keys=("k5.6", "k5.8")) -> Table:
     """bytes_per_mac of each kernel, and relative to the first."""
-    base, first = bytes_per_mac(keys[0]), GEMM_KERNELS[keys[0]].title.split(":")[0]
+    base, first = bytes_per_mac(keys[0]), GEMM_KERNELS[keys[0]].short_title
     rows = []
     for key in keys:
         smem, l2 = bytes_per_mac(key)
         spec = GEMM_KERNELS[key]
         consumer_rows = spec.tile_m // SHARED_BY[key]
-        rows.append([spec.title.split(":")[0], f"{consumer_rows}×{spec.tile_n}",
+        rows.append([spec.short_title, f"{consumer_rows}×{spec.tile_n}",
                      f"m64n{spec.tile_n}k16 × {consumer_rows // WGMMA_M}", smem, smem / base[0], l2, l2 / base[1]])
     return Table(["Kernel", "Tile per consumer", "wgmma per k16", Column("Shared memory, B/MAC", ".4f"),
                   Column(f"× {first}", ".2f"), Column("L2, B/MAC", ".4f"), Column(f"L2 × {first}", ".2f")], rows,
