@@ -1,7 +1,14 @@
 // Kernel 3.1: Kernel 3.0 with 4 x 4 mma tiles per warp instead of 2 x 2: the block tile grows to
-// 128 x 128 and each warp issues 32 mma per barrier instead of 8.
+// 128 x 128 and each warp issues 32 mma per barrier instead of 8. The larger tile needs more registers
+// than two blocks per SM leave a thread (128), and four changes keep it within them:
+// - each lane computes its ldmatrix row addresses once: tile tm is a fixed offset, slice ks an XOR;
+// - the copies are never skipped: past the last tile they copy the last tile again into the free
+//   stage, which is never read, so the copy loop has no branch;
+// - the copies of the next tile go between the ldmatrix loads of slice 0 and of slice 1, so that only
+//   one slice's fragments are live across them (3.0 issues them after all its loads);
+// - __launch_bounds__(THREADS, 2) asks ptxas for two blocks of 256 threads per SM.
+// The first two are how the worklog's own kernels address and copy (from its Kernel 3.0 on).
 // Block: 16 x 16 threads = 8 warps as 2 (M) x 4 (N); each warp owns a 64 x 32 tile of C.
-// K may be any multiple of BK: copies past the last tile are not issued, their groups stay empty.
 #include "ptx.cuh"
 
 #ifndef N_STAGES
@@ -36,9 +43,10 @@ __device__ __forceinline__ int permuted_chunk(int row, int chunk) {
     const int column = (row % 2) * CHUNKS + chunk;
     return line * LINE + (column ^ (line % 4));
 }
+static_assert(MMA_M % 8 == 0 && MMA_N % 8 == 0, "tile offsets are whole XOR periods (4 lines = 8 rows)");
 
-extern "C" __global__ void pipeline_4x_tiles(const __half *A, const __half *B, float *C,
-                                             int M, int N, int K) {
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
+pipeline_4x_tiles(const __half *A, const __half *B, float *C, int M, int N, int K) {
     __shared__ uint4 As[N_STAGES * STAGE];  // stage s, row m, chunk c at As[s * STAGE + permuted_chunk(m, c)]
     __shared__ uint4 Bs[N_STAGES * STAGE];
 
@@ -72,16 +80,24 @@ extern "C" __global__ void pipeline_4x_tiles(const __half *A, const __half *B, f
     const int b_row = lane % 8;
     const int b_chunk = (lane / 8) % 2;
 
+    // Byte offsets in a stage of this lane's ldmatrix row for tile 0, slice 0. Slice ks adds 2 ks to
+    // the chunk, which the permutation (an XOR of the chunk with bits of the row) turns into an XOR
+    // of the byte offset with ks << 5; tile tm lies 16 (A) or 8 (B) rows down, whole XOR periods.
+    const unsigned a_off = permuted_chunk(warp_m + a_row, a_chunk) * sizeof(uint4);
+    const unsigned b_off = permuted_chunk(warp_n + b_row, b_chunk) * sizeof(uint4);
+    constexpr unsigned A_TILE_BYTES = MMA_M * CHUNKS * sizeof(uint4);
+    constexpr unsigned B_TILE_BYTES = MMA_N * CHUNKS * sizeof(uint4);
+    const unsigned as0 = smem_u32(As), bs0 = smem_u32(Bs);
+
     const int k_tiles = K / BK;
-    // Start the copies of tile `t` into stage t % N_STAGES; commit even when there is nothing to
-    // copy, so that every thread always has exactly one group per tile slot.
+    // Start the copies of tile `t` into stage t % N_STAGES. Past the last tile the copies bring the
+    // last tile again (into a stage no warp reads), so every thread has one group per tile slot.
     auto load_tile = [&](int t) {
-        if (t < k_tiles) {
-            const unsigned offset = (t % N_STAGES) * STAGE_BYTES;
-            for (int i = 0; i < LOADS; ++i) {
-                cp_async_16(a_dst[i] + offset, a_src + i * ROWS_PER_LOAD * K + t * BK);
-                cp_async_16(b_dst[i] + offset, b_src + i * ROWS_PER_LOAD * K + t * BK);
-            }
+        const unsigned offset = (t % N_STAGES) * STAGE_BYTES;
+        const int tile = min(t, k_tiles - 1);
+        for (int i = 0; i < LOADS; ++i) {
+            cp_async_16(a_dst[i] + offset, a_src + i * ROWS_PER_LOAD * K + tile * BK);
+            cp_async_16(b_dst[i] + offset, b_src + i * ROWS_PER_LOAD * K + tile * BK);
         }
         cp_async_commit();
     };
@@ -96,19 +112,16 @@ extern "C" __global__ void pipeline_4x_tiles(const __half *A, const __half *B, f
         // thread's copies, and also means every warp is done with stage (kt - 1) % N_STAGES.
         cp_async_wait<N_STAGES - 2>();
         __syncthreads();
-        load_tile(kt + N_STAGES - 1);   // into stage (kt - 1) % N_STAGES, now free
 
-        const uint4 *as = &As[(kt % N_STAGES) * STAGE];
-        const uint4 *bs = &Bs[(kt % N_STAGES) * STAGE];
+        const unsigned pa = as0 + (kt % N_STAGES) * STAGE_BYTES;
+        const unsigned pb = bs0 + (kt % N_STAGES) * STAGE_BYTES;
         unsigned a[TILES_M][K_STEPS][4], b[TILES_N][K_STEPS][2];
         for (int ks = 0; ks < K_STEPS; ++ks) {
-            const int chunk = ks * (MMA_K / CHUNK);
             for (int tm = 0; tm < TILES_M; ++tm)
-                ldmatrix_x4(a[tm][ks], smem_u32(&as[permuted_chunk(warp_m + tm * MMA_M + a_row,
-                                                                   chunk + a_chunk)]));
+                ldmatrix_x4(a[tm][ks], pa + tm * A_TILE_BYTES + (a_off ^ (ks << 5)));
             for (int tn = 0; tn < TILES_N; ++tn)
-                ldmatrix_x2(b[tn][ks], smem_u32(&bs[permuted_chunk(warp_n + tn * MMA_N + b_row,
-                                                                   chunk + b_chunk)]));
+                ldmatrix_x2(b[tn][ks], pb + tn * B_TILE_BYTES + (b_off ^ (ks << 5)));
+            if (ks == 0) load_tile(kt + N_STAGES - 1);   // into stage (kt - 1) % N_STAGES, free since the barrier
         }
 
         for (int tm = 0; tm < TILES_M; ++tm)

@@ -1,6 +1,9 @@
 // Kernel 3.2: Kernel 3.1 with the fragments loaded one k16 slice at a time. 3.1 loads all fragments
 // of a stage (two slices: 32 registers of A, 16 of B) and then issues its 32 mma; 3.2 loads one
 // slice's fragments (16 + 8 registers), issues that slice's 16 mma, then loads the next slice's.
+// From here each step adds one idea, so 3.2 first sets aside 3.1's ways of fitting 128 registers
+// (its XOR addresses come back in 4.4, its launch bounds in 3.4) and, without them, issues the copies
+// right after the barrier, before the fragments are loaded.
 // Block: 16 x 16 threads = 8 warps as 2 (M) x 4 (N); each warp owns a 64 x 32 tile of C.
 // K may be any multiple of BK: copies past the last tile are not issued, their groups stay empty.
 #include "ptx.cuh"

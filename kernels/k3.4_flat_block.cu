@@ -1,7 +1,7 @@
 // Kernel 3.4: Kernel 3.3 as a 1-D block of 256 threads, with launch bounds. The kernel only ever used
 // the flat thread index, now threadIdx.x. __launch_bounds__(THREADS, 2) promises ptxas at most 256
 // threads per block and asks for two blocks per SM, so it must keep every thread within 128 registers
-// (65536 / 512): a bound that Kernels 3.1 to 3.3 met only because ptxas chose to.
+// (65536 / 512): a bound that Kernels 3.2 and 3.3 met only because ptxas chose to.
 // Block: 256 threads = 8 warps as 2 (M) x 4 (N); each warp owns a 64 x 32 tile of C.
 // K may be any multiple of BK: copies past the last tile are not issued, their groups stay empty.
 #include "ptx.cuh"

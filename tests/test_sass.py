@@ -142,19 +142,30 @@ def test_kernel_2_1_loads_each_fragment_once(sass, arch, ldsm):
     assert k20 == (k21 if arch == "sm_90" else 2 * k21), (arch, ldsm, k20, k21)
 
 
-def main_loop(sass, key: str, arch: str):
-    """The opcodes of a GEMM kernel's main loop (the backward-branch loop with the most HMMA), in order."""
+def main_loop_instructions(sass, key: str, arch: str):
+    """A GEMM kernel's main loop (the backward-branch loop with the most HMMA), in order."""
     from tcgemm import sass_loop
 
     spec = GEMM_KERNELS[key]
-    return [i.opcode for i in sass_loop.hot_loop(sass[spec.source, arch], spec.entry, "HMMA")]
+    return sass_loop.hot_loop(sass[spec.source, arch], spec.entry, "HMMA")
+
+
+def main_loop(sass, key: str, arch: str):
+    """The opcodes of a GEMM kernel's main loop, in order."""
+    return [i.opcode for i in main_loop_instructions(sass, key, arch)]
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_kernel_3_2_compiles_to_kernel_3_1s_main_loop(sass, arch):
-    """3.2 loads the fragments one k16 slice at a time in the source; ptxas schedules the SASS itself and
-    emits 3.1's main loop, opcode for opcode (only which accumulator each HMMA updates differs)."""
-    assert main_loop(sass, "k3.1", arch) == main_loop(sass, "k3.2", arch)
+def test_kernel_3_1_addresses_its_fragments_by_xor(sass, arch):
+    """3.1 computes each lane's ldmatrix row once and reaches tiles by an offset, slices by an XOR; 3.2,
+    which sets that aside, evaluates permuted_chunk per ldmatrix: at least twice the integer instructions
+    per K tile, for the same HMMA, LDSM and LDGSTS."""
+    from tcgemm import sass_loop
+    from tcgemm.gpu.sass import MAIN_LOOP_GROUPS
+
+    k31, k32 = (sass_loop.tally(main_loop_instructions(sass, key, arch), MAIN_LOOP_GROUPS) for key in ("k3.1", "k3.2"))
+    assert [k31[g] for g in ("HMMA", "LDSM", "LDGSTS")] == [k32[g] for g in ("HMMA", "LDSM", "LDGSTS")] == [32, 16, 4]
+    assert 2 * k31["integer"] <= k32["integer"], (k31, k32)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

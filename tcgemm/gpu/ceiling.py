@@ -36,25 +36,32 @@ class Ceiling:
                 f"result {'exact' if self.exact else 'WRONG'})")
 
 
-def run_once(warps_per_sm: int, rounds: int, seed: int | None = None,
-             variant: str = model.DEFAULT_VARIANT) -> tuple[Ceiling, np.ndarray]:
-    """One checked, timed configuration; UnsupportedOnGPUError where this GPU lacks the variant."""
+def prepare(warps_per_sm: int, rounds: int, seed: int | None = None, variant: str = model.DEFAULT_VARIANT):
+    """The probe's launch at `warps_per_sm`, on fresh operands: (launch, warps, result), where result()
+    reads every warp's D back. UnsupportedOnGPUError where this GPU lacks the variant."""
     if warps_per_sm % 4:
         raise ValueError(f"warps_per_sm must be a multiple of 4 (blocks of {THREADS} threads), got {warps_per_sm}")
     if reason := unsupported(variant, current_arch()):
         raise UnsupportedOnGPUError(reason)
     cupy = require_gpu()
-    info = device_info()
-    blocks = info.sm_count * warps_per_sm // 4
+    blocks = device_info().sm_count * warps_per_sm // 4
     warps = blocks * THREADS // 32
     a_tiles, b = model.operands(variant, seed)
     a_regs, b_regs, b_neg = (cupy.asarray(x) for x in model.registers(variant, a_tiles, b))
     d = cupy.full((warps, 32, 4), np.nan, dtype=np.float32)
     kernel = get_function(SOURCE, model.entry(variant))
     launch = lambda: kernel((blocks,), (THREADS,), (a_regs, b_regs, b_neg, d, np.int32(rounds)))
+    result = lambda: (model.warp_results(variant, cupy.asnumpy(d)), model.expected(a_tiles, b))
+    return launch, warps, result
+
+
+def run_once(warps_per_sm: int, rounds: int, seed: int | None = None,
+             variant: str = model.DEFAULT_VARIANT) -> tuple[Ceiling, np.ndarray]:
+    """One checked, timed configuration; UnsupportedOnGPUError where this GPU lacks the variant."""
+    launch, warps, result = prepare(warps_per_sm, rounds, seed, variant)
     launch()
-    got = model.warp_results(variant, cupy.asnumpy(d))
-    exact = bool(np.array_equal(got, np.broadcast_to(model.expected(a_tiles, b), got.shape)))
+    got, expected = result()
+    exact = bool(np.array_equal(got, np.broadcast_to(expected, got.shape)))
     timing = time_launches(launch, warmup=3, reps=20, flush_l2=False)
     tflops = model.flops(variant, warps, rounds) / timing.median / 1e12
     return Ceiling(tflops, timing, warps_per_sm, rounds, exact, variant), got

@@ -38,10 +38,12 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
 from tcgemm import ROOT
+from tcgemm.style import TEXT_COLUMN_CHARS
 from tcgemm.table import Column, Table
 
 METRICS = {
@@ -96,7 +98,11 @@ def stall_readings(reasons: tuple[str, ...]) -> tuple[Reading, ...]:
                          f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio") for r in reasons)
 
 
+CEILING = "mma.sync ceiling"
+"""A key that profiles the mma.sync ceiling probe (tcgemm.gpu.ceiling, 32 warps per SM) instead of a GEMM."""
+
 SM_CLOCK = Reading("SM clock, GHz", "sm__cycles_elapsed.avg.per_second", 1e9)
+KERNEL_TIME = Reading("kernel time, µs", "gpu__time_duration.sum", 1e3, ".1f")   # caches flushed first
 STALL_REASONS = ("wait", "math_pipe_throttle", "lg_throttle", "not_selected", "barrier",
                  "long_scoreboard", "short_scoreboard", "dispatch_stall")
 # Where the Tensor Core kernels spend their time (the pipelines chapter).
@@ -324,3 +330,15 @@ def stall_samples(key: str, M: int = 4096, N: int = 4096, K: int = 4096) -> dict
     if '"Address"' not in page.stdout:
         raise NcuUnavailable(f"ncu printed no source page:\n{(page.stdout + page.stderr)[-1500:]}")
     return stall_samples_by_opcode(page.stdout)
+
+
+def against_ceiling_text(values: dict[str, dict[str, float]], key: str) -> str:
+    """Kernel `key`'s rate as a fraction of the mma.sync ceiling's, split into its two factors read by
+    ncu (`values` as for readings_table, with CEILING and `key`): the SM clock, and the share of the
+    time the tensor pipe is busy."""
+    ceiling, kernel = values[CEILING], values[key]
+    clock = kernel[SM_CLOCK.label] / ceiling[SM_CLOCK.label]
+    busy = kernel[TENSOR_PIPE[0].label] / ceiling[TENSOR_PIPE[0].label]
+    return textwrap.fill(f"{key} against the ceiling: clock {clock:.3f} x tensor pipe busy {busy:.3f} = "
+                         f"{clock * busy:.3f}; at {key}'s clock a pipe as busy as the ceiling's would reach "
+                         f"{clock:.3f} of the ceiling", TEXT_COLUMN_CHARS)

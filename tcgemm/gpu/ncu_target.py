@@ -3,22 +3,31 @@ import sys
 
 from tcgemm.gpu.bench import on_random_operands, runner
 from tcgemm.gpu.gemm import for_this_gpu, kernel_spec
+from tcgemm.gpu.ncu import CEILING
 from tcgemm.plan import tile_named
+
+CEILING_ROUNDS = 8192       # a few milliseconds on an H100: longer than a 4096^3 GEMM
 
 
 def main(key: str, M: int, N: int, K: int) -> None:
     """`key` may name switches to turn on, e.g. "k4.3+STAGE_C", or a tile plan of Kernel 4.6 as
-    tile/splits, e.g. "k4.6@64x128/3" (tcgemm.plan.TILES)."""
+    tile/splits, e.g. "k4.6@64x128/3" (tcgemm.plan.TILES), or be CEILING."""
     import cupy
 
+    if key == CEILING:
+        from tcgemm.gpu.ceiling import prepare
+        run = prepare(32, CEILING_ROUNDS)[0]
+        return _profile(run, cupy)
     key, _, tile_plan = key.partition("@")
     key, *switches = key.split("+")
     spec = for_this_gpu(kernel_spec(key)).with_switches(*switches) if switches else None
     if tile_plan:
         name, splits = tile_plan.split("/")
         spec = kernel_spec(key).with_tile(tile_named(name), int(splits))
-    r = runner(key, spec)
-    run = on_random_operands(r, M, N, K)
+    _profile(on_random_operands(runner(key, spec), M, N, K), cupy)
+
+
+def _profile(run, cupy) -> None:
     run()                               # compile and warm up outside the profiled range
     cupy.cuda.runtime.deviceSynchronize()
     cupy.cuda.runtime.profilerStart()

@@ -42,6 +42,20 @@ def kernel_hot_loop(key: str, arch: str, opcode: str = "FFMA",
     return sass_loop.hot_loop(kernel_sass(key, arch, rewrite), configured(key, arch).entry, opcode)
 
 
+MAIN_LOOP_GROUPS = {"HMMA": "HMMA", "LDSM": "LDSM", "LDGSTS": "LDGSTS", "integer": sass_loop.INTEGER}
+
+
+def main_loop_table(keys, arch: str = "sm_90") -> Table:
+    """Per Tensor Core kernel, its main loop (the loop with the most HMMA) as compiled for `arch`: the
+    instructions per K tile, and how many of them are HMMA, LDSM, LDGSTS and integer arithmetic."""
+    rows = []
+    for key in keys:
+        body = kernel_hot_loop(key, arch, "HMMA")
+        rows.append([configured(key, arch).title, len(body), *sass_loop.tally(body, MAIN_LOOP_GROUPS).values()])
+    return Table(["Main loop", "Instructions per K tile", *MAIN_LOOP_GROUPS], rows,
+                 caption=f"Compiled for {arch} by NVRTC")
+
+
 def copy_loop_table(key: str, archs=("sm_80", "sm_90")) -> Table:
     """Kernel 1.0 or 1.1 as written and with its copy loops in the strided form (source.strided_copy_loops):
     per target, the global loads (LDG) its main loop issues before the first shared store (STS), and

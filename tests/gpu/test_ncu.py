@@ -76,3 +76,22 @@ def test_launch_table_reports_what_the_launcher_asked_for():
     assert column["grid (blocks)"] == f"{spec.grid(1024, 2048, device_info().sm_count)[0]:,}"
     assert (column["cluster (blocks)"], column["threads per block"]) == ("2", "384")
     assert column["dynamic shared memory per block"] == f"{spec.smem_bytes / 1e3:.1f} KB"
+
+
+def test_the_ceiling_probe_and_a_kernel_time_are_read():
+    """The ceiling probe under ncu keeps the tensor pipe busy most of the time (it is the ceiling); a
+    kernel's time under ncu is a positive number of microseconds; against_ceiling_text multiplies the two
+    factors it prints."""
+    import re
+
+    from tcgemm.gpu.ncu import (CEILING, KERNEL_TIME, SM_CLOCK, TENSOR_PIPE, against_ceiling_text, find_ncu,
+                                read)
+
+    if find_ncu() is None:
+        pytest.skip("Nsight Compute (ncu) is not installed")
+    readings = (TENSOR_PIPE[0], SM_CLOCK, KERNEL_TIME)
+    values = {key: read(key, readings, 1024, 1024, 1024) for key in (CEILING, "k3.1")}
+    assert values[CEILING][TENSOR_PIPE[0].label] > 90, values
+    assert 0.5 < values["k3.1"][SM_CLOCK.label] < 3 and 1 < values["k3.1"][KERNEL_TIME.label] < 10_000, values
+    clock, busy, product = map(float, re.findall(r"[\d.]+(?= x| =|;)", against_ceiling_text(values, "k3.1"))[:3])
+    assert abs(clock * busy - product) < 2e-3, (clock, busy, product)
