@@ -125,3 +125,15 @@ def test_launch_table_names_the_kernel_and_reads_shared_memory_in_its_unit(monke
     column = dict((row[0], row[1]) for row in table.rows)
     assert column["kernel"] == "nvjet_sm90_hss_128x256_64x4_2x1_v_bz_coopA_TNN"
     assert column["grid (blocks)"] == "132" and column["dynamic shared memory per block"] == shown
+
+
+def test_against_ceiling_text_splits_the_rate_into_clock_and_busy_pipe():
+    from tcgemm.gpu.ncu import CEILING, SM_CLOCK, TENSOR_PIPE, against_ceiling_text
+    from tcgemm.style import TEXT_COLUMN_CHARS
+
+    busy, clock = TENSOR_PIPE[0].label, SM_CLOCK.label
+    values = {CEILING: {busy: 100.0, clock: 2.0}, "k5.0": {busy: 75.0, clock: 1.8}}
+    text = against_ceiling_text(values, "k5.0")
+    assert "clock 0.900 x tensor pipe busy 0.750 = 0.675" in text.replace("\n", " ")
+    assert "would reach 0.900" in text.replace("\n", " ")
+    assert max(len(line) for line in text.splitlines()) <= TEXT_COLUMN_CHARS
