@@ -5,6 +5,7 @@
 // a multiple of 4) cannot be TMA's: that C is stored as in 5.5.
 #include "ptx.cuh"
 #include "wgmma.cuh"
+#include "trace.cuh"
 
 #ifndef N_STAGES
 #define N_STAGES 4
@@ -15,6 +16,9 @@
 static_assert(BK == 64, "a tile row is one row of the 128-byte swizzle");
 #ifndef SKIP_STORE
 #define SKIP_STORE 0                                 // 1: C is not stored (a measurement only, see below)
+#endif
+#ifndef HALF_STORE
+#define HALF_STORE 0                                 // 1: only odd clusters store C (a measurement only)
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
@@ -111,6 +115,7 @@ tma_store(const __grid_constant__ TensorMap map_a, const __grid_constant__ Tenso
         fence_barrier_init();
     }
     cluster_sync();                                 // both blocks' barriers exist before any copy names them
+    trace_start();
 
     if (wg == 0) {                                  // the producer
         setmaxnreg_dec<40>();
@@ -132,13 +137,14 @@ tma_store(const __grid_constant__ TensorMap map_a, const __grid_constant__ Tenso
         };
         const int c = wg - 1;                           // consumer 0 or 1
         float d[128] = {};
-        for (int tile = blockIdx.x / 2, step = 0; tile < tiles; tile += gridDim.x / 2) {
+        for (int tile = blockIdx.x / 2, step = 0, i = 0; tile < tiles; tile += gridDim.x / 2, ++i) {
             int m0, n0;
             tile_origin(tile, pairs_m, tiles_n, m0, n0);
             m0 = m0 * 2 + rank * BM;
             for (int kt = 0; kt < k_tiles; ++kt, ++step) {
                 const unsigned s = step % N_STAGES, parity = (step / N_STAGES) % 2;
                 mbarrier_wait(full + 8 * s, parity);
+                if (kt == 0) trace_tile(i, STAGE_ARRIVED);
                 const unsigned a = base + s * STAGE_BYTES + c * WG_ROWS * 128, b = base + s * STAGE_BYTES + A_TILE;
                 wgmma_fence();
 #pragma unroll
@@ -152,14 +158,18 @@ tma_store(const __grid_constant__ TensorMap map_a, const __grid_constant__ Tenso
             wgmma_wait_group<0>();                  // the tile's last stage is free, and D complete
             if (threadIdx.x % 128 == 0) release(empty + 8 * ((step - 1) % N_STAGES));
             wgmma_fence_operands(d);
-            if (SKIP_STORE && !isnan(d[0])) continue;   // (never NaN here: the main loop's work stays)
-            if (N % 4 == 0)
+            trace_tile(i, MAIN_LOOP_DONE);
+            // The measurements SKIP_STORE and HALF_STORE keep the main loop's work: d is never NaN here.
+            const bool store = !(SKIP_STORE || (HALF_STORE && blockIdx.x / 2 % 2 == 0)) || isnan(d[0]);
+            if (store && N % 4 == 0)
                 store_tile_tma(d, &map_c, base + N_STAGES * STAGE_BYTES + c * C_BUFFERS * C_BOX_BYTES, m0 + c * WG_ROWS, n0, c);
-            else
+            else if (store)
                 store_tile(d, C, m0 + c * WG_ROWS, n0, M, N);
+            trace_tile(i, STORE_ISSUED);
         }
     }
     if (wg > 0 && threadIdx.x % 128 == 0) bulk_wait_group_read<0>();   // the buffers outlive the stores
+    trace_end();
     cluster_sync();                                 // no block leaves while the other may still signal it
 #endif
 }

@@ -9,6 +9,7 @@
 // ahead of the last one it saw would take the phase parity of the fill before as its own.
 #include "ptx.cuh"
 #include "wgmma.cuh"
+#include "trace.cuh"
 
 #ifndef N_STAGES
 #define N_STAGES 6                                   // 6 x 32 KB + 32 KB of C: fits 227 KB
@@ -19,6 +20,9 @@
 static_assert(BK == 64, "a tile row is one row of the 128-byte swizzle");
 #ifndef SKIP_STORE
 #define SKIP_STORE 0                                 // 1: C is not stored (a measurement only, see below)
+#endif
+#ifndef HALF_STORE
+#define HALF_STORE 0                                 // 1: only odd clusters store C (a measurement only)
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
@@ -139,6 +143,7 @@ ping_pong(const __grid_constant__ TensorMap map_a, const __grid_constant__ Tenso
         fence_barrier_init();
     }
     cluster_sync();                                 // both blocks' barriers exist before any copy names them
+    trace_start();
 
     if (wg == 0) {                                  // the producer
         setmaxnreg_dec<40>();
@@ -169,6 +174,7 @@ ping_pong(const __grid_constant__ TensorMap map_a, const __grid_constant__ Tenso
             for (int kt = 0; kt < k_tiles; ++kt, ++step) {
                 const unsigned s = step % N_STAGES, parity = (step / N_STAGES) % 2;
                 mbarrier_wait(full + 8 * s, parity);
+                if (kt == 0) trace_tile(j / 2, STAGE_ARRIVED);
                 const unsigned a = base + s * STAGE_BYTES, b = base + s * STAGE_BYTES + A_TILE;
                 wgmma_fence();
 #pragma unroll
@@ -186,16 +192,20 @@ ping_pong(const __grid_constant__ TensorMap map_a, const __grid_constant__ Tenso
             if (threadIdx.x % 128 == 0) release(empty + 8 * ((step - 1) % N_STAGES));
             wgmma_fence_operands(d[0]);
             wgmma_fence_operands(d[1]);
-            if (SKIP_STORE && !isnan(d[0][0])) continue;   // (never NaN here: the main loop's work stays)
-            if (N % 4 == 0) {
+            trace_tile(j / 2, MAIN_LOOP_DONE);
+            // The measurements SKIP_STORE and HALF_STORE keep the main loop's work: d is never NaN here.
+            const bool store = !(SKIP_STORE || (HALF_STORE && blockIdx.x / 2 % 2 == 0)) || isnan(d[0][0]);
+            if (store && N % 4 == 0) {
                 store_tile_tma(d, &map_c, base + N_STAGES * STAGE_BYTES + c * C_BUFFERS * C_BOX_BYTES, m0, n0, c);
-            } else {
+            } else if (store) {
                 store_tile(d[0], C, m0, n0, M, N);
                 store_tile(d[1], C, m0 + WG_ROWS, n0, M, N);
             }
+            trace_tile(j / 2, STORE_ISSUED);
         }
     }
     if (wg > 0 && threadIdx.x % 128 == 0) bulk_wait_group_read<0>();   // the buffers outlive the stores
+    trace_end();
     cluster_sync();                                 // no block leaves while the other may still signal it
 #endif
 }

@@ -311,8 +311,12 @@ _HOPPER = dict(tile_m=128, tile_n=256, tile_k=64, stages=4, dynamic_smem=True, c
 # Kernel 5.8: each consumer warpgroup its own 128 x 128 tile, two wgmma m64n128k16 per k16 step; a stage of
 # 32 KB, so 6 fit in 227 KB beside the buffers of C (7 would not).
 PING_PONG_CONFIGS = ((64, 6), (64, 5))
-# Kernel 5.6's measurement switch: its main loop without the stores of C.
+# The measurement switches of Kernels 5.6 to 5.8: the main loop without the stores of C, or with half of
+# them; the tile timeline of tcgemm.gpu.timeline (kernels/trace.cuh).
 STORE_SWITCH = ("SKIP_STORE", "C is not stored (wrong result: a measurement only)")
+HALF_STORE_SWITCH = ("HALF_STORE", "only the blocks of odd clusters store C (wrong result: a measurement only)")
+TRACE_SWITCH = ("TRACE", "one thread per block stamps the global timer at each tile's boundaries")
+TILE_SWITCHES = (STORE_SWITCH, HALF_STORE_SWITCH, TRACE_SWITCH)
 HOPPER_KERNELS = (
     GemmKernel(key="k5.1", title="Kernel 5.1: TMA and wgmma", entry="wgmma_tiles", block=(256, 1, 1),
                sass=WGMMA_SASS + ("STG.E.64",), **_HOPPER),
@@ -326,14 +330,14 @@ HOPPER_KERNELS = (
                block=(384, 1, 1), any_shape=True, persistent=True, cluster=2,
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UCGABAR_ARV"), **_HOPPER),
     GemmKernel(key="k5.6", title="Kernel 5.6: C stored by TMA", entry="tma_store", block=(384, 1, 1),
-               any_shape=True, persistent=True, cluster=2, tma_store=True, switches=(STORE_SWITCH,),
+               any_shape=True, persistent=True, cluster=2, tma_store=True, switches=TILE_SWITCHES,
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "STS.64"), **_HOPPER),
     GemmKernel(key="k5.7", title="Kernel 5.7: A and B in either memory order, by TMA and wgmma",
                entry="operand_orders", block=(384, 1, 1), any_shape=True, persistent=True, cluster=2,
-               either_order=True, tma_store=True, switches=(STORE_SWITCH,),
+               either_order=True, tma_store=True, switches=TILE_SWITCHES,
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D"), **_HOPPER),
     GemmKernel(key="k5.8", title="Kernel 5.8: ping-pong consumers", entry="ping_pong", block=(384, 1, 1),
-               any_shape=True, persistent=True, cluster=2, either_order=True, tma_store=True, switches=(STORE_SWITCH,),
+               any_shape=True, persistent=True, cluster=2, either_order=True, tma_store=True, switches=TILE_SWITCHES,
                sass=("HGMMA.64x128x16.F32",) + TMA_WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "BAR.ARV"),
                **{**_HOPPER, "tile_n": 128, "stages": 6, "configs": PING_PONG_CONFIGS}),
 )

@@ -16,6 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from tcgemm.catalog import GEMM_KERNELS  # noqa: E402
@@ -29,6 +30,7 @@ from tcgemm.results import comparison_figure, load, load_all  # noqa: E402
 from tcgemm.rounding import MMA_TYPES  # noqa: E402
 from tcgemm.sgemm import draw_regbank, draw_sgemm, regbank  # noqa: E402
 from tcgemm.smem import banks, canonical, draw_banks  # noqa: E402
+from tcgemm.timeline import FIRST_TILE_SLOT, TRACE_SLOTS, TileTimeline  # noqa: E402
 from tcgemm.style import (  # noqa: E402
     COLUMN_WIDTH_IN, DISPLAY_COLUMN_PX, MIN_DISPLAY_TEXT_PX, RECORD_DPI, displayed_text_sizes, new_figure,
 )
@@ -51,6 +53,21 @@ def compared_keys(source: str) -> list[str]:
         (arg,) = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
                   and any(getattr(t, "id", "") == arg.id for t in n.targets)]
     return ast.literal_eval(arg)
+
+
+def timeline_figure(blocks: int, tiles: int, short: int):
+    """TileTimeline.figure of a made-up launch: `blocks` blocks of `tiles` tiles (`short` of one fewer),
+    each tile 2 µs of wait, 47 µs of main loop and 3.5 µs of store."""
+    stamps = np.zeros((blocks, TRACE_SLOTS), np.int64)
+    for b in range(blocks):
+        t = 1_000_000 + 37 * b % 300
+        stamps[b, :2] = t, b
+        for i in range(tiles - (b >= blocks - short)):
+            for j, step in enumerate((2_000, 47_000, 3_500)):
+                t += step
+                stamps[b, FIRST_TILE_SLOT + 3 * i + j] = t
+        stamps[b, -1] = t + 500
+    return TileTimeline(stamps, "Kernel 5.6, 4096x4096x4096").figure()
 
 
 def bench_figure(where) -> object:
@@ -169,6 +186,8 @@ FIGURES = {
                                                                       rows=16, chunks=8, row_label="row of K",
                                                                       chunk_label="chunk of 8 along N")),
     ("hopper", "pp-fig"): ("ping_pong_figure()", draw_pipeline.ping_pong_figure),
+    # The timeline is taken on the GPU; drawn here from made-up stamps of the same launch's shape.
+    ("hopper", "tl-fig"): ("runs[0].figure()", lambda: timeline_figure(blocks=132, tiles=4, short=16)),
 }
 
 

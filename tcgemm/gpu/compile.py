@@ -145,6 +145,21 @@ def _arch_specific_module(source: str, defines: tuple, target: str, versions: tu
     return module
 
 
+def arch_specific_global(source: str, name: str, nbytes: int, defines: tuple[tuple[str, int], ...] = ()):
+    """The `__device__` variable `name` of kernels/<source> as get_arch_specific_function built it (the same
+    module), as nbytes of raw GPU memory: a cupy.cuda.MemoryPointer to view as an array."""
+    cupy = require_gpu()
+    target = arch_specific_target(current_arch())
+    module = _arch_specific_module(source, tuple(defines), target, source_versions(source))
+    try:
+        found = module.get_global_var(name)
+    except Exception as exc:
+        raise KernelCompileError(f"kernels/{source} built for {target} has no __device__ variable {name!r} "
+                                 f"({exc})") from exc
+    ptr = found[0] if isinstance(found, tuple) else getattr(found, "ptr", found)
+    return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(int(ptr), nbytes, module), 0)
+
+
 @lru_cache(maxsize=None)
 def _arch_specific_function(source: str, entry: str, defines: tuple, target: str, versions: tuple):
     return LoadedKernel(_entry(_arch_specific_module(source, defines, target, versions), source, entry,
