@@ -315,7 +315,8 @@ PING_PONG_CONFIGS = ((64, 6), (64, 5))
 # them; the tile timeline of tcgemm.gpu.timeline (kernels/trace.cuh).
 STORE_SWITCH = ("SKIP_STORE", "C is not stored (wrong result: a measurement only)")
 HALF_STORE_SWITCH = ("HALF_STORE", "only the blocks of odd clusters store C (wrong result: a measurement only)")
-TRACE_SWITCH = ("TRACE", "one thread per block stamps the global timer at each tile's boundaries")
+TRACE_SWITCH = ("TRACE", "one thread per block stamps the global timer and its SM's clock counter at each "
+                "tile's boundaries (tcgemm.gpu.timeline)")
 TILE_SWITCHES = (STORE_SWITCH, HALF_STORE_SWITCH, TRACE_SWITCH)
 HOPPER_KERNELS = (
     GemmKernel(key="k5.1", title="Kernel 5.1: TMA and wgmma", entry="wgmma_tiles", block=(256, 1, 1),

@@ -17,7 +17,8 @@ from tcgemm.timeline import MAX_TILES, TRACE_BLOCKS, TRACE_SLOTS, TileTimeline, 
 
 def trace(key: str = "k5.6", M: int = 4096, N: int = 4096, K: int = 4096, switches: tuple[str, ...] = (),
           label: str = "") -> TileTimeline:
-    """The timeline of `key` (with the measurement `switches` too, e.g. "SKIP_STORE") at M x N x K."""
+    """The timeline of `key` (with the measurement `switches` too, e.g. "SKIP_STORE") at M x N x K; a
+    shape whose blocks or tiles per block the trace's arrays cannot hold is refused by name."""
     cupy = require_gpu()
     spec = for_this_gpu(kernel_spec(key))
     if "TRACE" not in dict(spec.switches):
@@ -33,6 +34,7 @@ def trace(key: str = "k5.6", M: int = 4096, N: int = 4096, K: int = 4096, switch
     stamps, clocks = (cupy.ndarray((TRACE_BLOCKS, TRACE_SLOTS), np.uint64, arch_specific_global(
         spec.source, name, TRACE_BLOCKS * TRACE_SLOTS * 8, spec.defines)) for name in ("tile_trace", "tile_clock"))
     stamps[...] = 0
+    clocks[...] = 0
     L2Flush()()
     run()
     cupy.cuda.Device().synchronize()
@@ -44,7 +46,7 @@ def trace(key: str = "k5.6", M: int = 4096, N: int = 4096, K: int = 4096, switch
     name = label or " + ".join((spec.short_title, *switches))
     # The SM's work in consumer 0's main loop: its block's tile, which both consumers share (in 5.8 each
     # consumer has a tile of its own, so one consumer's main loop is not the SM's).
-    flop = None if spec.key == "k5.8" else 2 * spec.tile_m * spec.tile_n * K
+    flop = None if spec.key == "k5.8" else 2 * spec.tile_m * spec.tile_n * -(-K // spec.tile_k) * spec.tile_k
     info = device_info()
     peak = peak_for(info.name)
     return TileTimeline(stamps[:blocks].get(), f"{name}, {M}x{N}x{K}", stores, series_us=series.median * 1e6,

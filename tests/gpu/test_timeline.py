@@ -60,3 +60,11 @@ def test_the_store_shows_in_the_epilogue(hopper):
     skipped = np.median(np.concatenate([p.store for p in runs[1].phases()]))
     assert skipped < stores[0] / 4, (skipped, stores)
     assert compare_table(runs).rows[0][4] == pytest.approx(stores[0])
+
+
+def test_what_the_trace_cannot_hold_or_a_kernel_without_it_is_refused_by_name(hopper):
+    from tcgemm.gpu.timeline import trace
+    with pytest.raises(ValueError, match="up to 63 tiles; the trace holds 1024 blocks of 20 tiles"):
+        trace("k5.6", 16384, 16384, 64)
+    with pytest.raises(ValueError, match="Kernel 5.5.*has no TRACE switch"):
+        trace("k5.5", 256, 256, 64)
