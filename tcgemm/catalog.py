@@ -156,8 +156,11 @@ class GemmKernel:
             return (-(-N // self.tile_n), -(-M // self.tile_m), self.splits)
         if sm_count is None:
             raise ValueError(f"{self.title} is persistent: its grid needs the GPU's SM count")
-        clusters = -(-M // (self.tile_m * self.cluster)) * -(-N // self.tile_n)
-        return (min(sm_count // self.cluster, clusters) * self.cluster, 1, 1)
+        return (min(sm_count // self.cluster, self.cluster_tiles(M, N)) * self.cluster, 1, 1)
+
+    def cluster_tiles(self, M: int, N: int) -> int:
+        """Output tiles of a cluster's size (tile pairs for clusters of two) that cover M x N."""
+        return -(-M // (self.tile_m * self.cluster)) * -(-N // self.tile_n)
 
     @property
     def flop_per_global_byte(self) -> float:

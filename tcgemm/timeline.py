@@ -41,6 +41,15 @@ def tiles_per_block(pairs: int, blocks: int) -> np.ndarray:
     return np.maximum(0, (pairs - cluster + clusters - 1) // clusters)
 
 
+def storing_blocks(blocks: int, switches=()) -> np.ndarray:
+    """Which of a launch's blocks store C under the measurement `switches` of Kernels 5.6 to 5.8:
+    none with SKIP_STORE, those of odd clusters with HALF_STORE, else all."""
+    stores = np.full(blocks, "SKIP_STORE" not in switches)
+    if "HALF_STORE" in switches:
+        stores &= np.arange(blocks) // 2 % 2 == 1
+    return stores
+
+
 @dataclass(frozen=True)
 class Phase:
     """One tile index across the blocks that have it: durations and start times in microseconds."""

@@ -8,7 +8,7 @@ import pytest
 from tcgemm import KERNEL_DIR
 from tcgemm.catalog import GEMM_KERNELS
 from tcgemm.timeline import (FIRST_TILE_SLOT, MAX_TILES, TRACE_BLOCKS, TRACE_SLOTS, TileTimeline, compare_table,
-                             header_constants, tiles_per_block)
+                             header_constants, storing_blocks, tiles_per_block)
 
 TRACED = ("k5.6", "k5.7", "k5.8")
 
@@ -102,6 +102,12 @@ def test_damaged_stamps_are_named(damage, message):
 def test_wrong_shape_is_named():
     with pytest.raises(ValueError, match=r"stamps must be \(blocks, 64\)"):
         TileTimeline(np.zeros((4, 8)))
+
+
+def test_storing_blocks_follow_the_switches():
+    assert list(storing_blocks(6)) == [True] * 6
+    assert list(storing_blocks(6, ("TRACE", "SKIP_STORE"))) == [False] * 6
+    assert list(storing_blocks(6, ("HALF_STORE",))) == [False, False, True, True, False, False]
 
 
 def test_tiles_per_block_follow_the_persistent_schedule():
