@@ -30,6 +30,7 @@ from tcgemm.results import comparison_figure, load, load_all  # noqa: E402
 from tcgemm.rounding import MMA_TYPES  # noqa: E402
 from tcgemm.sgemm import draw_regbank, draw_sgemm, regbank  # noqa: E402
 from tcgemm.smem import banks, canonical, draw_banks  # noqa: E402
+from tcgemm.power import Sample, Sustained, sustained_figure  # noqa: E402
 from tcgemm.timeline import FIRST_TILE_SLOT, TRACE_SLOTS, TileTimeline  # noqa: E402
 from tcgemm.style import (  # noqa: E402
     COLUMN_WIDTH_IN, DISPLAY_COLUMN_PX, MIN_DISPLAY_TEXT_PX, RECORD_DPI, displayed_text_sizes, new_figure,
@@ -68,6 +69,20 @@ def timeline_figure(blocks: int, tiles: int, short: int):
                 stamps[b, FIRST_TILE_SLOT + 3 * i + j] = t
         stamps[b, -1] = t + 500
     return TileTimeline(stamps, "Kernel 5.6, 4096x4096x4096").figure()
+
+
+def power_figure():
+    """sustained_figure of made-up runs of the cell's five kernels: the clock from 1980 MHz down to
+    1590-1790 MHz at the 700 W limit after 0.3 s, the probe at 1980 MHz and 520 W throughout."""
+    runs = []
+    for i, (label, mhz, watts) in enumerate([("cuBLAS", 1590, 700), ("Kernel 5.0", 1790, 705), ("Kernel 5.6", 1580, 695),
+                                             ("Kernel 5.7", 1575, 690), ("mma.sync ceiling probe", 1980, 520)]):
+        t = np.arange(0, 1.5, 0.02)
+        samples = tuple(Sample(x, 1980.0 if x < 0.3 else mhz, 300.0 if x < 0.3 else watts, 50.0, 0 if x < 0.3 else 4)
+                        for x in t)
+        launch = np.full(6000, 2.5e-4)
+        runs.append(Sustained(label, launch, np.cumsum(launch), samples, 0.5, 700.0, 1e11, i < 4))
+    return sustained_figure(runs)
 
 
 def bench_figure(where) -> object:
@@ -188,6 +203,7 @@ FIGURES = {
     ("hopper", "pp-fig"): ("ping_pong_figure()", draw_pipeline.ping_pong_figure),
     # The timeline is taken on the GPU; drawn here from made-up stamps of the same launch's shape.
     ("hopper", "tl-fig"): ("runs[0].figure()", lambda: timeline_figure(blocks=132, tiles=4, short=16)),
+    ("hopper", "pw-fig"): ("sustained_figure(runs)", power_figure),
 }
 
 

@@ -92,7 +92,7 @@ def test_stall_samples_by_opcode_reads_ncus_source_page():
 
 
 def test_chapter_readings_are_well_formed():
-    for readings in (ncu.TENSOR_PIPE, ncu.ISSUE, ncu.MMA_AND_LOADS):
+    for readings in (ncu.TENSOR_PIPE, ncu.ISSUE, ncu.MMA_AND_LOADS, ncu.DATA_PATH, ncu.WGMMA_PATH, ncu.L2_BYTES):
         labels = [r.label for r in readings]
         assert len(set(labels)) == len(labels) and len({r.metric for r in readings}) == len(readings)
         for r in readings:

@@ -138,6 +138,16 @@ DATA_PATH = (
     TENSOR_PIPE[2],
     *stall_readings(("wait", "math_pipe_throttle", "long_scoreboard", "barrier")),
 )
+# The bytes a launch moves through L2 (the Hopper chapter's section on the power limit), sectors as MB.
+SECTOR_MB = 1e6 / 32
+L2_BYTES = (
+    KERNEL_TIME,
+    SM_CLOCK,
+    Reading("MB the SMs read from L2", "lts__t_sectors_srcunit_tex_op_read.sum", SECTOR_MB, ",.0f"),
+    Reading("MB the SMs write to L2", "lts__t_sectors_srcunit_tex_op_write.sum", SECTOR_MB, ",.0f"),
+    Reading("MB through the fabric between L2's halves", "lts__t_sectors_srcunit_ltcfabric.sum", SECTOR_MB, ",.0f"),
+    Reading("MB read from DRAM", "dram__bytes_read.sum", 1e6, ",.0f"),
+)
 # The wgmma kernels beside cuBLAS (the Hopper chapter): the tensor pipe, the warpgroup MMA instructions
 # (HGMMA) issued, and where the data come from.
 WGMMA_PATH = (
