@@ -9,7 +9,9 @@ for a short kernel) and at least `wanted_reps`, unless those take longer than `w
 kernel gets the runs that fill `window_s`, and never fewer than `min_reps`). The GPU's clock and power
 state move over tenths of a second, so a median of a few dozen runs of a millisecond kernel moves with
 them from one timing to the next; a median over about a second of runs holds still (book/pipelines.ipynb
-measures both).
+measures both). Under a heavy kernel an H100 also comes down from its top clock to what its power limit
+allows over a few tenths of a second (book/hopper.ipynb, "Under the power limit"), longer than `warmup_s`;
+tcgemm.gpu.power times a kernel only after that has settled.
 """
 from __future__ import annotations
 
