@@ -4,7 +4,7 @@ the board's power and power limit, and the reasons it gives for holding the cloc
 sampling is tcgemm.gpu.power's."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,7 +49,6 @@ class Sustained:
     limit_w: float | None = None
     flop: float | None = None            # per launch, for TFLOP/s
     flushed: bool = True                 # an L2 flush before each launch (as the bench times)
-    settled: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
         launch_s, end_s = np.asarray(self.launch_s, float), np.asarray(self.end_s, float)
@@ -60,13 +59,15 @@ class Sustained:
             raise ValueError(f"{self.label}: launch times must be positive and end times must not go back")
         if self.settle_s < 0:
             raise ValueError(f"{self.label}: settle_s must be >= 0, got {self.settle_s}")
-        settled = end_s - launch_s >= self.settle_s
-        if not settled.any():
+        if not (end_s - launch_s >= self.settle_s).any():
             raise ValueError(f"{self.label}: no launch started after the first {self.settle_s} s "
                              f"(the series lasted {end_s[-1]:.3f} s): run it longer")
         object.__setattr__(self, "launch_s", launch_s)
         object.__setattr__(self, "end_s", end_s)
-        object.__setattr__(self, "settled", launch_s[settled])
+
+    def settled_launches(self) -> np.ndarray:
+        """The GPU times of the launches that began after settle_s."""
+        return self.launch_s[self.end_s - self.launch_s >= self.settle_s]
 
     @property
     def seconds(self) -> float:
@@ -77,7 +78,7 @@ class Sustained:
 
     def time_us(self) -> float:
         """Median GPU time of the launches that began after settle_s."""
-        return float(np.median(self.settled)) * 1e6
+        return float(np.median(self.settled_launches())) * 1e6
 
     def tflops(self) -> float | None:
         return None if self.flop is None else self.flop / (self.time_us() * 1e-6) / 1e12

@@ -15,6 +15,7 @@ from tcgemm import ceiling as ceiling_model
 from tcgemm.errors import TcgemmError
 from tcgemm.power import Sample, Sustained
 from tcgemm.gpu.bench import on_random_operands, runner
+from tcgemm.gpu.ceiling import prepare as prepare_ceiling
 from tcgemm.gpu.device import require_gpu
 from tcgemm.gpu.timing import L2Flush
 
@@ -166,7 +167,6 @@ def sustained_ceiling(warps_per_sm: int = 32, rounds: int = 1024, seconds: float
                       settle_s: float = 0.5) -> Sustained:
     """The mma.sync ceiling probe (tcgemm.gpu.ceiling) run back to back, without L2 flushes, as the
     ceiling is measured."""
-    from tcgemm.gpu.ceiling import prepare
-    launch, warps, _ = prepare(warps_per_sm, rounds)
+    launch, warps, _ = prepare_ceiling(warps_per_sm, rounds)
     flop = ceiling_model.flops(ceiling_model.DEFAULT_VARIANT, warps, rounds)
     return sustain("mma.sync ceiling probe", launch, seconds, settle_s, flush=False, flop=flop)
