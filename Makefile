@@ -1,9 +1,13 @@
 # tcgemm: build the book, run the tests, open the notebooks, record them on a GPU.
-#   make book    HTML book in _build/html (Sphinx warnings are errors); installs no CUDA wheel
-#   make test    the whole test suite (notebooks through nbval, the book build included)
-#   make lab     JupyterLab on the book's notebooks, with the CUDA wheels that fit this machine's
-#                driver (picked by tcgemm/cuda_env.py; `make CUDA=12 lab`, `CUDA=13` or `CUDA=none`
-#                to choose); LAB_ARGS="--no-browser --ip=0.0.0.0" for a remote machine
+#   make book    HTML book in _build/html (Sphinx warnings are errors); installs no CUDA wheel; with
+#                npm it installs MathJax in web/node_modules, which the book serves itself
+#   make test    the whole test suite (notebooks through nbval, the book build included), as CI runs it
+#   make test-fast  the unit tests only: no notebooks, no book build or browser, no compiling of every
+#                kernel (tests marked slow); under two minutes
+#   make lab     JupyterLab on the book's notebooks (book/ is its root; it opens /lab/tree/intro.ipynb),
+#                with the CUDA wheels that fit this machine's driver (picked by tcgemm/cuda_env.py;
+#                `make CUDA=12 lab`, `CUDA=13` or `CUDA=none` to choose); LAB_ARGS="--no-browser
+#                --port 8888" for a remote machine (it prints the intro's address, token included)
 #   make record  execute every notebook on this machine's GPU and save the outputs, stamped
 #   make clean   remove build outputs (the virtual environments stay; `rm -rf .venv .venv-lab` for those)
 #
@@ -15,24 +19,34 @@
 VENV        := .venv
 VENV_PYTHON := $(VENV)/bin/python
 LAB_VENV    := .venv-lab
+# What the book's pages load besides Sphinx's output (MathJax), installed by npm (see below).
+WEB_STAMP   := web/node_modules/.stamp
 CUDA        ?=
 LAB_ARGS    ?=
+# JupyterLab's root folder, the page it opens first (relative to it), and --allow-root where make
+# runs as root (a container, a cloud GPU machine), where Jupyter refuses to start without it.
+LAB_ROOT    ?= book
+LAB_OPTIONS  = --ServerApp.root_dir=$(LAB_ROOT) --LabApp.default_url=/lab/tree/intro.ipynb \
+               $(if $(filter 0,$(shell id -u)),--allow-root)
 # `make record` uses the lab venv (its CUDA set fits the driver), else .venv, else python3 (the
 # offline GPU machine may have neither); it never creates one. PY=... chooses.
 PY          ?= $(firstword $(wildcard $(LAB_VENV)/bin/python $(VENV_PYTHON)) python3)
 
-.PHONY: book test lab record clean
+.PHONY: book test test-fast lab record clean
 
-book: $(VENV)/.stamp-requirements.txt
+book: $(VENV)/.stamp-requirements.txt $(WEB_STAMP)
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 
-test: $(VENV)/.stamp-requirements-test.txt $(VENV)/nvrtc12/.stamp
+test: $(VENV)/.stamp-requirements-test.txt $(VENV)/nvrtc12/.stamp $(WEB_STAMP)
 	$(VENV_PYTHON) -m pytest
+
+test-fast: $(VENV)/.stamp-requirements-test.txt $(VENV)/nvrtc12/.stamp
+	$(VENV_PYTHON) -m pytest tests -o addopts= -p no:nbval -m "not slow"
 
 lab:
 	@set -e; cuda=$$(python3 -m tcgemm.cuda_env --cuda "$(CUDA)"); \
 	$(MAKE) --no-print-directory $(LAB_VENV)/.stamp-cuda-$$cuda
-	$(LAB_VENV)/bin/jupyter lab $(LAB_ARGS) book/intro.ipynb
+	$(LAB_VENV)/bin/jupyter lab $(LAB_OPTIONS) $(LAB_ARGS)
 
 record:
 	$(PY) -m tcgemm.publish.record book/*.ipynb
@@ -40,6 +54,13 @@ record:
 clean:
 	rm -rf _build .pytest_cache
 	find . -path './.venv*' -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# --- web/node_modules: what the book's pages load, served from _build/html (tcgemm.publish.offline) ---
+# MathJax, from the npm registry (web/package-lock.json pins it); no install script runs.
+$(WEB_STAMP): web/package.json web/package-lock.json
+	@command -v npm >/dev/null || { echo "make: the book needs npm (Node.js) to install MathJax in web/node_modules: apt-get install npm" >&2; exit 1; }
+	npm ci --prefix web --no-audit --no-fund --ignore-scripts
+	touch $@
 
 # --- .venv: the book, then the tests -------------------------------------------------------
 # One stamp per requirements file: it is remade when that file (or one it includes, or

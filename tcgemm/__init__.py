@@ -1,7 +1,11 @@
 """tcgemm: the companion package of the book on Tensor Core GEMM kernels.
 
-Pure modules (layouts, banks, kernel_smem, draw, hw, catalog, check, validate, report) import only
-numpy and matplotlib; everything that touches the GPU lives in ``tcgemm.gpu`` and imports CuPy there.
+Everything that touches the GPU lives in ``tcgemm.gpu`` and imports CuPy there. The rest runs without
+a GPU and imports no CuPy: the layouts and drawings of ``tcgemm.fragments``, the shared-memory models of
+``tcgemm.smem``, the pipeline and occupancy models of ``tcgemm.pipelines``, the SGEMM models of
+``tcgemm.sgemm``, and the top-level modules (``hw``, ``catalog``, ``check``, ``validate``, ``report``,
+``results``, ...) import only numpy and matplotlib; ``tcgemm.widgets`` adds anywidget, and
+``tcgemm.publish`` (recording the book, its prose, its table of contents) IPython, nbclient and PyYAML.
 """
 from pathlib import Path
 

@@ -9,8 +9,11 @@ from tcgemm.catalog import GEMM_KERNELS, all_sources, source_archs
 from tcgemm.errors import TcgemmError
 
 
-def field(name: str, text: str, width: int = 78) -> None:
-    """One `name  text` line of `info`, wrapped under its text (terminals and the book's text column)."""
+def field(name: str, text: str, width: int | None = None) -> None:
+    """One `name  text` line of `info`, wrapped under its text at `width` (default: the book's text
+    column, tcgemm.style.TEXT_COLUMN_CHARS, which fits terminals too)."""
+    if width is None:
+        from tcgemm.style import TEXT_COLUMN_CHARS as width
     print(textwrap.fill(text, width, initial_indent=f"{name:<15}", subsequent_indent=" " * 15))
 
 

@@ -149,6 +149,18 @@ class GemmKernel:
         takes the tensor maps instead, whichever memory orders it reads."""
         return self.either_order and not self.tma
 
+    @property
+    def scaled(self) -> bool:
+        """Computes alpha * A @ B + beta * C (Kernel 4.7; the WMMA kernels too): tcgemm.validate refuses
+        alpha and beta other than 1 and 0 for the rest."""
+        return self.blas_signature
+
+    # Where A and B must start (tcgemm.validate), but in an any-shape kernel, whose launcher copies an
+    # unaligned operand into an aligned buffer: the kernels copy them in 16-byte chunks. C: anywhere.
+    alignment = 16
+    alignment_reason = "copies it in 16-byte chunks"
+    aligned_c = False
+
     def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
         """Blocks along N, M and the K splits; a persistent kernel: as many blocks as SMs (`sm_count`),
         in whole clusters, and no more than there are tiles."""
@@ -556,6 +568,8 @@ class WmmaKernel:
                                      # (the rearranging of what was loaded: MOVM, byte loads, ldmatrix.trans)
     warps: tuple[int, int] = (4, 2)  # warps of a block along M and N
     tile: int = 16                   # M, N and K must be multiples of this
+    orders: tuple[str, str] = MMA_ORDERS   # the memory orders (A, B) of this build ('C' row-, 'F' column-
+                                           # major); the launcher picks them from the arrays (with_orders)
 
     @property
     def source(self) -> str:
@@ -564,12 +578,38 @@ class WmmaKernel:
     # What tcgemm.validate.check_gemm_shape reads: M, N and K multiples of the one tile size.
     tile_m = tile_n = tile_k = property(lambda self: self.tile)
     any_shape = False
+    # What the launcher (tcgemm.gpu.gemm.prepare) and tcgemm.validate read, named as on a GemmKernel: A and
+    # B in either memory order (compiled in), alpha, beta and a C to add, in the WMMA kernels' own signature
+    # (A, B, C, D, M, N, K, alpha, beta: int32 alpha and beta for int8 inputs), no split, static shared
+    # memory only. load_matrix_sync and store_matrix_sync take 256-bit aligned addresses: A, B, C and D
+    # start at a multiple of 32 bytes (with M, N and K multiples of 16, every tile then does).
+    either_order = scaled = True
+    blas_signature = tma = tma_store = planned = persistent = arch_specific = False
+    splits = 1
+    smem_bytes = 0
+    element = ""
+    alignment = 32
+    alignment_reason = "loads and stores its 16 x 16 tiles at 32-byte aligned addresses only"
+    aligned_c = True
+    typed_title = property(lambda self: self.title)
+    a_order = property(lambda self: self.orders[0])
+    b_order = property(lambda self: self.orders[1])
+
+    def unsupported(self, arch: str) -> None:
+        """None: the WMMA kernels run on every GPU the launcher runs on (sm_80 and newer)."""
+        return None
+
+    def with_orders(self, a_order: str, b_order: str) -> "WmmaKernel":
+        """This kernel compiled for A and B in these memory orders ('C' row-major, 'F' column-major)."""
+        self.defines(a_order, b_order)     # refuses any other order
+        return replace(self, orders=(a_order, b_order))
 
     @property
     def block(self) -> tuple[int, int, int]:
         return (32 * self.warps[0] * self.warps[1], 1, 1)
 
-    def grid(self, M: int, N: int) -> tuple[int, int, int]:
+    def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
+        """Blocks along N and M (sm_count: unused, as for a GemmKernel that is not persistent)."""
         wm, wn = self.warps
         return (-(-N // (self.tile * wn)), -(-M // (self.tile * wm)), 1)
 

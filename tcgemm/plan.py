@@ -203,15 +203,13 @@ class Plan:
 MMA_SYNC_SHARE = {"sm_90": 0.64}
 
 
-def plan(M: int, N: int, K: int, gpu: GpuShape | None = None, max_warp_tile: int | None = None) -> Plan:
-    """The (tile, splits) with the least modelled time; ties go to the larger tile and fewer splits.
-    `gpu` None: this machine's GPU (tcgemm.gpu.gemm.gpu_shape). `max_warp_tile`: only tiles whose warp
-    tile has at most this many elements of C (a build that needs more registers per element)."""
+def plan(M: int, N: int, K: int, gpu: GpuShape, max_warp_tile: int | None = None) -> Plan:
+    """The (tile, splits) with the least modelled time on `gpu`; ties go to the larger tile and fewer
+    splits. `gpu`: H100_SXM, or this machine's GPU as tcgemm.gpu.gemm.gpu_shape() reads it (this module
+    imports nothing of tcgemm.gpu). `max_warp_tile`: only tiles whose warp tile has at most this many
+    elements of C (a build that needs more registers per element)."""
     if min(M, N, K) < 1:
         raise ValueError(f"a GEMM needs M, N, K >= 1, got {M}×{N}×{K}")
-    if gpu is None:
-        from tcgemm.gpu.gemm import gpu_shape
-        gpu = gpu_shape()
     tiles = [t for t in TILES if max_warp_tile is None or t.warp_tile <= max_warp_tile]
     found = [e for tile in tiles for s in SPLITS if (e := estimate(tile, s, M, N, K, gpu)) is not None]
     if not found:

@@ -12,7 +12,7 @@ from tcgemm.check import Check
 from tcgemm.hw import known_peaks, lower_bound_seconds, mma_count, tflops
 from tcgemm.plan import TILES, GpuShape, blocks_per_sm, estimate, plan
 from tcgemm.smem.kernel_smem import predict
-from tcgemm.table import Column, Table
+from tcgemm.table import Column, Table, Verdict
 
 
 @dataclass(frozen=True)
@@ -116,19 +116,17 @@ def peak_table(M: int, N: int, K: int) -> Table:
 
 
 def checks_table(checks: list[tuple[str, tuple[int, int, int], Check]]) -> Table:
-    """(kernel, (M, N, K), Check) triples as a Table; each kernel's tolerances in a note below."""
-    rows = [[name, "×".join(map(str, mnk)), c.rel_fro, c.rel_max,
-             "PASS" if c.passed else f"FAIL: {c.reason}"] for name, mnk, c in checks]
-    by_tolerance: dict[tuple[float, float], list[str]] = {}
-    for name, _, c in checks:
-        names = by_tolerance.setdefault((c.tol_fro, c.tol_max), [])
-        if name not in names:
-            names.append(name)
-    notes = [f"{', '.join(names)}: PASS when the relative Frobenius error is at most {fro:.0e} and the "
-             f"largest element error at most {biggest:.0e} of max |reference|"
-             for (fro, biggest), names in by_tolerance.items()]
+    """(kernel, (M, N, K), Check) triples as a table of checks: each check's errors beside its
+    tolerances, and one note for them all. In HTML, one line sums the checks up (every FAIL named in
+    it) above the table, which stays folded until opened (tcgemm.table)."""
+    rows = [[name, "×".join(map(str, mnk)), c.rel_fro, c.tol_fro, c.rel_max, c.tol_max,
+             Verdict.of(c, "PASS" if c.passed else f"FAIL: {c.reason}")] for name, mnk, c in checks]
+    note = ("Check: PASS when the relative Frobenius error and the largest element error (relative to max "
+            "|reference|) are at most their tolerances, set by the accumulator's precision and K "
+            "(tcgemm.check.tolerance)")
     return Table([Column("Kernel"), Column("M×N×K", align="right"), Column("Rel. Frobenius error", ".2e"),
-                  Column("Max error / max |ref|", ".2e"), Column("Check")], rows, notes=notes)
+                  Column("Tolerance", ".0e"), Column("Max error / max |ref|", ".2e"), Column("Max tolerance", ".0e"),
+                  Column("Check", verdict=True)], rows, notes=[note], collapse=True)
 
 
 def bar_chart(results: list[BenchResult], peak_tflops: float | None = None, title: str | None = None):
@@ -161,6 +159,12 @@ def bar_chart(results: list[BenchResult], peak_tflops: float | None = None, titl
     return fig
 
 
+def _shape_tick(label: str) -> str:
+    """A shape's tick label: "4096x4096x4096" as 4096³, "16384x128x4096" as 16384×128×4096."""
+    sizes = label.split("x")
+    return f"{sizes[0]}³" if len(sizes) == 3 and len(set(sizes)) == 1 else "×".join(sizes)
+
+
 def sweep_figure(rows: list[dict], title: str | None = None):
     """TFLOP/s of a kernel and of cuBLAS per shape, one panel per family of shapes.
     rows: dicts with 'family', 'label', 'kernel_tflops', 'cublas_tflops' (in plotting order)."""
@@ -176,7 +180,8 @@ def sweep_figure(rows: list[dict], title: str | None = None):
         x = range(len(sel))
         ax.plot(x, [r["cublas_tflops"] for r in sel], "s--", color="#0072B2", label="cuBLAS")
         ax.plot(x, [r["kernel_tflops"] for r in sel], "o-", color="#D55E00", label="this book's kernel")
-        ax.set_xticks(list(x), [r["label"] for r in sel], rotation=45, ha="right", fontsize=7)
+        ax.set_xticks(list(x), [_shape_tick(r["label"]) for r in sel], rotation=45, ha="right",
+                      rotation_mode="anchor", fontsize=8)
         ax.set_title(family, fontsize=9)
         ax.set_ylabel("TFLOP/s")
         ax.set_ylim(bottom=0)

@@ -380,3 +380,85 @@ def comparison_figure(docs: list[dict]):
     fig.legend([Patch(color=c) for c in colors], gpu_labels(docs), loc="outside upper center", ncols=min(len(docs), 2), fontsize=9,
                frameon=False)
     return fig
+
+
+# --- what the results page says of each run (its readings) ---------------------------------
+
+NEAR = 0.10
+"""The results page names the kernels that run on every target within this fraction of the fastest."""
+
+
+def _runs_everywhere(key: str) -> bool:
+    """Kernel `key` runs on every architecture the book targets (sm_80 on: mma.sync), not only on a
+    later one (Hopper's TMA and wgmma)."""
+    from tcgemm.arch import TARGET_ARCHS
+
+    kernel = GEMM_KERNELS.get(key)
+    return kernel is not None and tuple(kernel.archs) == tuple(TARGET_ARCHS)
+
+
+def _entry(row: dict) -> dict:
+    """A row as the page's readings quote it: short name, what it is, TFLOP/s, % of its cuBLAS and
+    its spread (half the interquartile range, a fraction of the median, as the tables' ±)."""
+    what = row["title"].split(": ", 1)[1] if ": " in row["title"] else ""
+    kernel = GEMM_KERNELS.get(row["key"])
+    only_on = "" if kernel is None or _runs_everywhere(row["key"]) else " or ".join(kernel.archs)
+    return {"name": _short(row["title"]), "what": what, "tflops": row["tflops"], "pct": row["pct_baseline"],
+            "spread": row["iqr_pct"] / 200, "only_on": only_on}
+
+
+def summary(doc: dict, label: str | None = None) -> dict:
+    """What the results page says of one run, as plain values: per input type ("float16", "float32",
+    where the run has them), its cuBLAS, its fastest kernel that passed its check, and for fp16 also
+    the fastest kernel that runs on every target (`portable`), the other such kernels within NEAR of it
+    (`near`), and Kernels 4.5 and 4.6 (`plans`, where run)."""
+    out = {"gpu": label or doc["device"]["name"]}
+    for group in doc["groups"]:
+        rows = group["rows"]
+        base = next(r for r in rows if r["key"] == group["baseline"])
+        kernels = [r for r in rows if r is not base and r["check"] == "PASS"]
+        if not kernels:
+            continue
+        best = max(kernels, key=lambda r: r["tflops"])
+        said = {"cublas": _entry(base), "best": _entry(best), "kernels": [_entry(r) for r in kernels],
+                "failed": [_short(r["title"]) for r in rows if r["check"] != "PASS"]}
+        everywhere = [r for r in kernels if _runs_everywhere(r["key"])]
+        if group["inputs"] == "float16" and everywhere:
+            portable = max(everywhere, key=lambda r: r["tflops"])
+            said["portable"] = _entry(portable)
+            said["near"] = [_entry(r) for r in everywhere
+                            if r is not portable and r["tflops"] >= (1 - NEAR) * portable["tflops"]]
+            said["near_limit"] = NEAR
+            said["plans"] = [_entry(r) for key in ("k4.5", "k4.6") for r in kernels if r["key"] == key]
+        out[group["inputs"]] = said
+    return out
+
+
+def against_first(docs: list[dict]) -> list[dict]:
+    """Each run after the first set against the first, kernel by kernel (the rows both ran and passed):
+    for the page's reading of several GPUs. Each: the two GPUs' labels and device facts (SMs, boost
+    clock, L2), and per input type the rows as [short name, rate here / rate there, whether the two
+    differ by more than their spreads (the tables' ±) together]."""
+    labels = gpu_labels(docs)
+    if len(docs) < 2:
+        return []
+    first = _rows_by_kernel(docs[0])
+
+    def device(doc):
+        d = doc["device"]
+        return {"sms": d["sm_count"], "clock": d["sm_clock_mhz"], "l2_mib": d["l2_bytes"] / 2**20,
+                "memory_gib": d["memory_bytes"] / 2**30}
+
+    out = []
+    for label, doc in zip(labels[1:], docs[1:]):
+        compared = {}
+        for (inputs, key), row in _rows_by_kernel(doc).items():
+            there = first.get((inputs, key))
+            if there is None or row["check"] != "PASS" or there["check"] != "PASS":
+                continue
+            ratio = row["tflops"] / there["tflops"]
+            beyond = abs(ratio - 1) > (row["iqr_pct"] + there["iqr_pct"]) / 200
+            compared.setdefault(inputs, []).append([_short(row["title"]), ratio, beyond])
+        out.append({"gpu": label, "against": labels[0], "here": device(doc), "there": device(docs[0]),
+                    **compared})
+    return out

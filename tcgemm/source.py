@@ -1,7 +1,7 @@
 """Show kernel sources in the book: a whole kernel, a PTX wrapper, or the diff of two kernels. Pure module.
 
 Listings come back as `Listing` objects: collapsed under a one-line summary in notebooks and in the
-book (click to open), the plain text in a terminal."""
+book (click to open, click again to close), the plain text in a terminal."""
 from __future__ import annotations
 
 import difflib
@@ -28,7 +28,7 @@ class Listing:
 
     @property
     def summary(self) -> str:
-        return f"{self.title}, {self.lines} lines (click to show)"
+        return f"{self.title}, {self.lines} lines"
 
     def __str__(self) -> str:
         return self.text
@@ -40,8 +40,16 @@ class Listing:
         printer.text(self.text)
 
     def _repr_html_(self) -> str:
-        return (f'<details class="tcgemm-listing"><summary style="cursor:pointer">{html.escape(self.summary)}'
-                f'</summary><pre style="overflow-x:auto;max-width:100%">{html.escape(self.text)}</pre></details>')
+        # The summary says what a click does: "(click to show)", and once open "(click to hide)" (the
+        # style; where none applies, as in an untrusted notebook, it keeps saying "click to show").
+        # Its bar and frame take the theme's colours in the book (_static/tcgemm.css).
+        return (f'<style>{LISTING_STYLE}</style><details class="tcgemm-listing"><summary style="cursor:pointer">'
+                f'{html.escape(self.summary)} <span class="tcgemm-listing-action">(click to show)</span></summary>'
+                f'<pre style="overflow-x:auto;max-width:100%">{html.escape(self.text)}</pre></details>')
+
+
+LISTING_STYLE = ('details.tcgemm-listing[open] > summary .tcgemm-listing-action { display: none; } '
+                 'details.tcgemm-listing[open] > summary::after { content: "(click to hide)"; }')
 
 
 def source_of(key: str) -> str:
@@ -63,12 +71,17 @@ def wrapper_text(name: str, header: str = HEADER) -> str:
     match = re.search(rf"^(?:{TEMPLATE})?[^\n]*\b{re.escape(name)}\s*\(", text, flags=re.M)
     if not match:
         raise KeyError(f"no function {name!r} in kernels/{header}")
-    depth, i = 0, text.index("{", match.end())
+    return through_closing_brace(text, match.start(), match.end())
+
+
+def through_closing_brace(text: str, start: int, after: int) -> str:
+    """text[start:] up to the brace that closes the first "{" at or after `after` (a C++ body)."""
+    depth, i = 0, text.index("{", after)
     while True:
         depth += {"{": 1, "}": -1}.get(text[i], 0)
         i += 1
         if depth == 0:
-            return text[match.start():i]
+            return text[start:i]
 
 
 def wrappers_used(key: str) -> list[str]:

@@ -15,19 +15,22 @@ from matplotlib.text import Text
 # Width in CSS px of the book's text column in a 1280 px browser window (the theme's article body,
 # measured on a built page). An output image wider than this is shrunk to fit it.
 DISPLAY_COLUMN_PX = 688
-# Characters of a text output line that fit that column: the theme's monospace output font is
-# about 8.73 px per character (tests/test_browser.py measures the built pages).
-TEXT_COLUMN_CHARS = 78
+# Characters of a line of code or of a text output that fit that column: the theme's monospace
+# font (14 px) is about 8.43 px per character, and a code cell's <pre> (684 px, its output's 688)
+# is padded 16 px each side: (684 - 32) / 8.43 = 77.3. tests/test_browser.py measures the built
+# pages: no <pre> scrolls, and this many characters fit each code cell's.
+TEXT_COLUMN_CHARS = 77
 # Pixels per inch of every figure: the inline backend records a figure at its own dpi, cropped to
 # its drawn content (bbox_inches="tight"), one PNG pixel per CSS px.
 RECORD_DPI = 100
-# The smallest text, in CSS px as displayed, that the book's figures may use.
-MIN_DISPLAY_TEXT_PX = 8.0
+# The smallest text, in CSS px as displayed (its font size: the em, as CSS sizes text), that the
+# book's figures may use: its size in the PNG times the scale the page shows the PNG at.
+MIN_DISPLAY_TEXT_PX = 9.0
 # Drawing rules that keep to it: a figure whose drawn content is at most COLUMN_WIDTH_IN wide (the
 # recording adds savefig.pad_inches, 0.1 in, each side) is shown unscaled, and then text of
-# MIN_FONT_PT points is 8.3 px.
+# MIN_FONT_PT points is 9.03 px.
 COLUMN_WIDTH_IN = DISPLAY_COLUMN_PX / RECORD_DPI - 0.2
-MIN_FONT_PT = 6.0
+MIN_FONT_PT = 6.5
 
 # Okabe-Ito hues in groupID order, arranged so that neighbouring groups contrast.
 GROUP_HUES = ("#E69F00", "#0072B2", "#009E73", "#CC79A7",

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcgemm.catalog import GemmKernel
+from tcgemm.catalog import GemmKernel, WmmaKernel
 from tcgemm.errors import OperandError
 
 INT32_MAX = 2**31 - 1
+INT32_MIN = -2**31
 
 
 def describe_layout(x) -> str:
@@ -95,8 +96,17 @@ def _overlap(x, y) -> bool:
     return x0 < y0 + y.nbytes and y0 < x0 + x.nbytes
 
 
-def _check_output(kernel: GemmKernel, C, M: int, N: int, A, B, name: str = "C", verb: str = "writes") -> None:
-    """C is a row-major (M, N) array of the kernel's output dtype, in memory of its own."""
+def _check_start(kernel: GemmKernel | WmmaKernel, name: str, x) -> None:
+    """x starts at a multiple of kernel.alignment bytes, where the kernel can load (and store) it."""
+    if _address(x) % kernel.alignment:
+        raise OperandError(f"{name} starts at an address that is not a multiple of {kernel.alignment} bytes; "
+                           f"{kernel.title} {kernel.alignment_reason}: pass a copy, cupy.array({name})")
+
+
+def _check_output(kernel: GemmKernel | WmmaKernel, C, M: int, N: int, A, B, name: str = "C",
+                  verb: str = "writes") -> None:
+    """C is a row-major (M, N) array of the kernel's output dtype, in memory of its own (and aligned,
+    for a kernel that says so: kernel.aligned_c)."""
     for attr in ("dtype", "shape", "flags", "strides", "nbytes"):
         if not hasattr(C, attr):
             raise OperandError(f"{name} must be a 2-D cupy.ndarray, got {type(C).__name__}")
@@ -108,19 +118,26 @@ def _check_output(kernel: GemmKernel, C, M: int, N: int, A, B, name: str = "C", 
     if not C.flags.c_contiguous:
         raise OperandError(f"{name} is {describe_layout(C)}; {kernel.title} {verb} it row-major (C-contiguous): "
                            f"allocate {name} with cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")
+    if kernel.aligned_c:
+        _check_start(kernel, name, C)
     for other, x in (("A", A), ("B", B)):
         if verb == "writes" and _overlap(C, x):
             raise OperandError(f"{name} overlaps {other} in memory; the kernel would overwrite its own input: "
                                f"give {name} memory of its own")
 
 
-def check_addend(kernel: GemmKernel, addend, out, M: int, N: int, alpha, beta, A, B) -> None:
-    """alpha and beta are real numbers; the C of alpha * A @ B + beta * C, needed where beta != 0, is a
-    row-major (M, N) array of the output dtype that is either the output itself or apart from it."""
+def check_addend(kernel: GemmKernel | WmmaKernel, addend, out, M: int, N: int, alpha, beta, A, B) -> None:
+    """alpha and beta are real numbers (integers in int32's range for a kernel that scales in int32); the
+    C of alpha * A @ B + beta * C, needed where beta != 0, is a row-major (M, N) array of the output
+    dtype that is either the output itself or apart from it."""
+    integer = kernel.scaled and np.dtype(kernel.out_dtype).kind == "i"
     for name, value in (("alpha", alpha), ("beta", beta)):
+        if integer and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                        or not INT32_MIN <= value <= INT32_MAX):
+            raise OperandError(f"{name}={value!r}: {kernel.title} takes integer alpha and beta in int32's range")
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise OperandError(f"{name}={value!r}: {kernel.title} takes real alpha and beta")
-    if (alpha, beta) != (1, 0) and not kernel.blas_signature:
+    if (alpha, beta) != (1, 0) and not kernel.scaled:
         raise OperandError(f"{kernel.title} computes A @ B only (alpha=1, beta=0); use Kernel 4.7 (tcgemm.matmul) "
                            "for alpha * A @ B + beta * C")
     if beta != 0 and addend is None:
@@ -134,9 +151,11 @@ def check_addend(kernel: GemmKernel, addend, out, M: int, N: int, alpha, beta, A
                            "or give out memory of its own")
 
 
-def check_gemm_operands(kernel: GemmKernel, A, B, C=None, device: int | None = None) -> tuple[int, int, int]:
-    """Validate C = A @ B for `kernel` and return (M, N, K). C, if given, is the output to write;
-    `device`, if given, is the current GPU, where A, B (and C) must live."""
+def check_gemm_operands(kernel: GemmKernel | WmmaKernel, A, B, C=None,
+                        device: int | None = None) -> tuple[int, int, int]:
+    """Validate C = A @ B for `kernel` (a GEMM or a WMMA kernel of tcgemm.catalog) and return (M, N, K).
+    C, if given, is the output to write; `device`, if given, is the current GPU, where A, B (and C) must
+    live."""
     if device is not None:
         for name, x in (("A", A), ("B", B)) + ((("C", C),) if C is not None else ()):
             check_device(name, x, device)
@@ -144,16 +163,14 @@ def check_gemm_operands(kernel: GemmKernel, A, B, C=None, device: int | None = N
     _check_array("B", B, kernel.b_order, kernel.in_dtype, kernel.typed_title, kernel.element)
     if not kernel.any_shape:
         for name, x in (("A", A), ("B", B)):
-            if _address(x) % 16:
-                raise OperandError(f"{name} starts at an address that is not a multiple of 16 bytes; {kernel.title} "
-                                   f"copies it in 16-byte chunks: pass a copy, cupy.array({name})")
+            _check_start(kernel, name, x)
     M, K = (int(s) for s in A.shape)
     Kb, N = (int(s) for s in B.shape)
     if K != Kb:
         raise OperandError(f"inner dimensions differ: A is {M}x{K} but B is {Kb}x{N}; A.shape[1] must equal B.shape[0]")
     check_gemm_shape(kernel, M, N, K)
     if C is not None:
-        _check_output(kernel, C, M, N, A, B, name="out" if kernel.blas_signature else "C")
+        _check_output(kernel, C, M, N, A, B, name="out" if kernel.scaled else "C")
     return M, N, K
 
 

@@ -214,6 +214,7 @@ def test_every_switch_has_a_sass_check():
     assert set(SASS_CHANGES) == set(SWITCHES)
 
 
+@pytest.mark.slow     # compiles every switch for every architecture
 @pytest.mark.parametrize("switch", SWITCHES)
 @pytest.mark.parametrize("arch", TARGET_ARCHS)
 def test_each_switch_shows_in_the_sass(arch, switch):
@@ -278,3 +279,19 @@ def test_switches_table_lists_every_switch_with_its_step():
     assert table.column("Step it undoes")[SWITCHES.index("NO_XOR")] == "XOR-permuted shared-memory tiles"
     assert table.column("Introduced in")[SWITCHES.index("FRESH_ACC")] == ""
     assert table.caption == "Ablation: Kernel 4.4 with each step a switch: kernels/a1_ablation.cu"
+
+
+def test_knockout_table_splits_the_time_as_the_fit_does():
+    from tcgemm.pipelines.ablation import knockout_table
+    from tcgemm.pipelines.scaling import fit_k_scaling
+    Ks = (2048, 4096, 8192, 16384)
+    written = [10e-6 + k * 40e-9 for k in Ks]             # 10 us outside the loop, 40 ns per unit of K
+    skipped = [30e-6 + k * 30e-9 for k in Ks]
+    scaling = {"as written": (written, fit_k_scaling(4096, 4096, Ks, written)),
+               "SKIP_COPIES": (skipped, fit_k_scaling(4096, 4096, Ks, skipped))}
+    table = knockout_table("Kernel 4.4", scaling, Ks)
+    assert table.column("Kernel 4.4") == ["as written", "SKIP_COPIES"]
+    assert table.column("Outside the loop (µs)") == pytest.approx([10, 30])
+    assert table.column("% of the time at K = 4096")[0] == pytest.approx(100 * 10 / (10 + 40 * 4.096))
+    assert table.column("Main loop TFLOP/s")[1] == pytest.approx(2 * 4096 * 4096 / 30e-9 / 1e12)
+    assert table.column("µs at K = 2k, 4k, 8k, 16k")[0] == "92, 174, 338, 665"

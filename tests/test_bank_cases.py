@@ -54,6 +54,52 @@ def test_presets_are_valid_and_say_what_they_are():
         assert preset["op"] in (None, *bank_cases.MEASURED_COUNTERS)
 
 
+# The access each preset's summary must name, in the words of no table shared by presets.
+ACCESS_WORDS = {"ldmatrix-x4-A": "ldmatrix.x4 of", "ldmatrix-x2-B": "ldmatrix.x2 of",
+                "ldmatrix-x4-trans-B": "ldmatrix.x4.trans of", "stmatrix-x4": "stmatrix.x4 of",
+                "store-16": "16-byte stores of", "fragment-4": "4-byte mma fragment loads of",
+                "fragment-8": "8-byte mma fragment stores of"}
+
+
+@pytest.mark.parametrize("name", sorted(bank_cases.PRESETS))
+def test_each_presets_summary_says_what_its_settings_are(name):
+    """The summary is made from the preset's own settings: its access, element type and tile, its
+    layout, and its kernel (only where the access is a kernel's; never another preset's kernel)."""
+    preset = bank_cases.PRESETS[name]
+    s, source = preset["settings"], preset["source"]
+    assert bank_cases.preset_of(s) == name
+    text = bank_cases.summary(s)
+    covered = [cell for cells in bank_cases.lane_elements(s).values() for cell in cells]
+    rows, cols = max(r for r, _ in covered) + 1, max(c for _, c in covered) + 1
+    elem = {1: "int8", 2: "fp16", 4: "fp32"}[s["elem_bytes"]]
+    access, _, rest = text.partition(f"; layout {bank_cases.build_layout(s).name}: ")
+    assert rest.startswith(f"{len(bank_cases.analyze(s).phases)} phase"), text
+    assert ACCESS_WORDS[s["access"]] in access and f" {rows}x{cols} {elem} " in access, text
+    kernels = {key for key, spec in GEMM_KERNELS.items() if f"{spec.short_title}'s " in text}
+    assert kernels == ({source} if source else set()), (text, kernels)
+    assert preset["kernel"] in (None, source)
+
+
+def test_the_tma_preset_names_no_kernel_2_0():
+    text = bank_cases.summary(bank_cases.PRESETS["tma-64B"]["settings"])
+    assert text.startswith("ldmatrix.x4 of a 16x16 fp16 A tile; layout Swizzle<2,4,3> on bytes (64 B rows): "), text
+    assert "Kernel" not in text
+
+
+@pytest.mark.parametrize("name", sorted(bank_cases.PRESETS))
+def test_phases_are_numbered_from_0_in_the_text_and_the_table(name):
+    s = bank_cases.PRESETS[name]["settings"]
+    report = bank_cases.analyze(s)
+    for p, phase in enumerate(report.phases):
+        label, row = bank_cases.phase_label(s, p), bank_cases.phase_row_label(p, phase.wavefronts)
+        assert label.startswith(f"{banks.phase_name(p)} (") and banks.phase_name(p) == f"phase {p}", label
+        assert f"{phase.wavefronts} wavefront" in label and row == f"{p} ({phase.wavefronts}x)", (label, row)
+        if bank_cases.build_access(s).kind in banks.MATRIX_KINDS:
+            assert f": matrix {p}, " in label, label
+    last = len(report.phases) - 1
+    assert ("the only phase" if last == 0 else f"of phases 0-{last}") in bank_cases.phase_label(s, last)
+
+
 def test_the_tma_swizzle_modes_are_conflict_free_for_ldmatrix_and_their_rows():
     for width, B in ((32, 1), (64, 2), (128, 3)):
         s = bank_cases.PRESETS[f"tma-{width}B"]["settings"]

@@ -3,12 +3,12 @@
 Node runs the JavaScript on a fixed sweep of settings and on thousands of random ones (random
 layouts, custom expressions, CuTe layouts and accesses, broken ones among them); Python builds the
 same cases with tcgemm.smem.bank_cases; every count, every lane's address and banks, the tile drawn,
-the CuTe equivalent and every refusal (its message, word for word) must match. Expressions are also
-evaluated on their own, on integers far past 64 bits, where the two must give the same value.
+the CuTe equivalent, the words the explorer shows (summary, phase labels, the phase table's rows) and
+every refusal (its message, word for word) must match. Expressions are also evaluated on their own, on
+integers far past 64 bits, where the two must give the same value.
 """
 import itertools
 import json
-import os
 import random
 import re
 import shutil
@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from tcgemm.smem import bank_cases, notation
+from tcgemm.widgets.bank_explorer import catalog
+from required import skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER = ROOT / "tests" / "js" / "bank_cases.mjs"
@@ -146,6 +148,9 @@ def python_result(settings: dict) -> dict:
                     "wavefronts": p.wavefronts} for p in report.phases],
         "tile_rows": bank_cases.tile_rows(settings),
         "cute": bank_cases.cute_equivalent(settings),
+        "words": {"summary": bank_cases.summary(settings),
+                  "phases": [bank_cases.phase_label(settings, p) for p in range(len(report.phases))],
+                  "rows": [bank_cases.phase_row_label(p, r.wavefronts) for p, r in enumerate(report.phases)]},
     }
 
 
@@ -160,14 +165,13 @@ def python_value(expr: str, names: dict) -> dict:
 def node() -> str:
     found = shutil.which("node")
     if not found:
-        if os.environ.get("TCGEMM_REQUIRE_NODE") == "1":
-            pytest.fail("node is required (TCGEMM_REQUIRE_NODE=1) but not on PATH")
-        pytest.skip("node is not installed: the JavaScript twin of tcgemm.smem.banks cannot be checked")
+        skip_or_fail("TCGEMM_REQUIRE_NODE",
+                     "node is not installed: the JavaScript twin of tcgemm.smem.banks cannot be checked")
     return found
 
 
 def run_node(node: str, cases: list[dict] = (), exprs: list[dict] = ()) -> dict:
-    payload = json.dumps({"cases": list(cases), "exprs": list(exprs)})
+    payload = json.dumps({"cases": list(cases), "exprs": list(exprs), "catalog": catalog()})
     run = subprocess.run([node, str(RUNNER)], input=payload, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
@@ -201,6 +205,7 @@ def sweep(node) -> tuple[list[dict], list[dict]]:
     return settings, run_js(node, settings)
 
 
+@pytest.mark.slow     # the sweep: every case of tcgemm.smem.bank_cases through Node
 def test_js_and_python_agree_on_every_case(sweep):
     settings, js = sweep
     # The sweep must exercise real cases, and conflicting ones among them, not only refusals.
@@ -250,6 +255,7 @@ def test_negative_operands_of_modulo_agree(node, expr):
     assert (js["wavefronts"], js["conflicts"]) == (4, 0)
 
 
+@pytest.mark.slow
 def test_sweep_contains_conflicts_and_conflict_free_cases(sweep):
     js = [r for r in sweep[1] if "error" not in r]
     assert {r["conflicts"] > 0 for r in js} == {True, False}
@@ -269,6 +275,38 @@ def test_js_reproduces_the_seed_claim(node):
 def test_presets_agree(node):
     settings = [preset["settings"] for preset in bank_cases.PRESETS.values()]
     assert all(assert_agree(settings, run_js(node, settings)))
+
+
+def test_the_javascript_words_of_each_preset_say_what_it_is(node):
+    """What the page shows of each preset (tests/test_bank_cases.py checks the same of the Python twin):
+    its summary names its access, its element type, its layout and its kernel (and no other kernel), and
+    each phase has the same number in the stepper's label and in the table's row."""
+    names = list(bank_cases.PRESETS)
+    js = run_js(node, [bank_cases.PRESETS[name]["settings"] for name in names])
+    for name, shown in zip(names, js):
+        preset = bank_cases.PRESETS[name]
+        s, words = preset["settings"], shown["words"]
+        assert words["summary"].startswith(expected_opening(preset)), (name, words["summary"])
+        assert f"; layout {bank_cases.build_layout(s).name}: " in words["summary"], (name, words["summary"])
+        assert words["summary"].count("Kernel") == (1 if preset["source"] else 0), (name, words["summary"])
+        for p, (label, row, phase) in enumerate(zip(words["phases"], words["rows"], shown["phases"])):
+            count = f"{phase['wavefronts']} wavefront"
+            assert label.startswith(f"phase {p} (") and count in label, (name, label)
+            assert row == f"{p} ({phase['wavefronts']}x)", (name, row)
+
+
+def expected_opening(preset: dict) -> str:
+    """The start of a preset's summary, from its settings alone: its kernel, its access, element type."""
+    s = preset["settings"]
+    origin = f"{bank_cases.GEMM_KERNELS[preset['source']].short_title}'s " if preset["source"] else ""
+    elem = {1: "int8", 2: "fp16", 4: "fp32"}[s["elem_bytes"]]
+    covered = [cell for cells in bank_cases.lane_elements(s).values() for cell in cells]
+    tile = f"{max(r for r, _ in covered) + 1}x{max(c for _, c in covered) + 1} {elem}"
+    what = {"ldmatrix-x4-A": "ldmatrix.x4 of a", "ldmatrix-x2-B": "ldmatrix.x2 of an",
+            "ldmatrix-x4-trans-B": "ldmatrix.x4.trans of a", "stmatrix-x4": "stmatrix.x4 of a",
+            "store-16": "16-byte stores of an", "fragment-4": "4-byte mma fragment loads of an",
+            "fragment-8": "8-byte mma fragment stores of an"}[s["access"]]
+    return f"{origin}{what} {tile}"
 
 
 def test_error_messages_name_the_problem(node):

@@ -1,14 +1,20 @@
 """The built book in a real browser, offline: every page of the TOC (and index.html) opens in headless
-Chromium with no JavaScript error, no failed request and no request to the internet (the CDN files
-the pages load are served from tests/browser/node_modules, pinned there); the bank-conflict explorer
-of book/bank_conflicts shows the counts tcgemm.smem.banks computes.
+Chromium, with every request to another host refused, with no JavaScript error, no failed request,
+no request that left 127.0.0.1, every widget drawn and every formula typeset (the book serves its
+widget embedder and MathJax itself: tcgemm.publish.offline); a page with widgets weighs at most
+half of what it did when the embedder came from a CDN, and says where each widget belongs when
+JavaScript is off; the bank-conflict explorer of book/bank_conflicts shows the counts
+tcgemm.smem.banks computes.
 
 And what the reader sees, at 1280 px, in the theme's light and its dark mode: no output wider than
 its output area, no progress-bar text, no figure shown narrower than it was drawn for (up to the text
-column, tcgemm.style.DISPLAY_COLUMN_PX), and WCAG AA contrast for every text of the widgets and
-of the output tables.
+column, tcgemm.style.DISPLAY_COLUMN_PX), WCAG AA contrast for every text of the widgets, of the output
+tables and of the code listings, no figure on a panel of another colour than the page and none whose
+ink fades into it (each figure is recorded light and dark: tcgemm.dark_mode), listings and widget
+controls in the mode's colours, and listing bars that say what a click does.
 tests/browser/presentation.mjs measures; test_presentation_checks_catch_each_problem shows on a
-made-up page that each measurement finds what it looks for.
+made-up page that each measurement finds what it looks for. tests/browser/text_size.mjs measures the
+size figure text is shown at and whether code lines fit (test_text_size_checks_catch_each_problem).
 
 Needs Debian's chromium, Node.js and `npm ci --prefix tests/browser`; skipped without them unless
 TCGEMM_REQUIRE_BROWSER=1 (CI sets it). Slow: it shares the session's book build (tests/conftest.py).
@@ -21,12 +27,16 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from matplotlib.figure import Figure
 
+from tcgemm.dark_mode import DARK_PAGE
 from tcgemm.fragments.layouts import ldmatrix_address_lane, ldmatrix_layout
 from tcgemm.publish.notebook import recorded_on
 from tcgemm.smem import bank_cases
 from tcgemm.smem.banks import analyze, bank_of, ldmatrix_tile, row_major, xor_permuted
-from tcgemm.style import DISPLAY_COLUMN_PX
+from tcgemm.source import Listing
+from tcgemm.style import DISPLAY_COLUMN_PX, MIN_DISPLAY_TEXT_PX, RECORD_DPI, TEXT_COLUMN_CHARS
+from required import skip_or_fail
 from test_bank_cases import CHAPTER, recorded_explorer_state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +46,10 @@ NODE_MAJOR = 20  # what playwright-core 1.64 asks for (its "engines")
 MODES = ("light", "dark")  # check_book.mjs's order
 
 EXPLORER_PAGE = "book/bank_conflicts.html"
+# What a page with a widget may load on a first visit (bytes of every response body, uncompressed):
+# half of the lightest such page when RequireJS, @jupyter-widgets/html-manager and anywidget came
+# from CDNs (8.66-9.36 MB; now 2.6-3.3 MB, check_book.mjs's weight shows what).
+WIDGET_PAGE_BYTES = 4_330_000
 # The explorer's presets: its access menu's default, and for each choice of its layout menu the
 # tcgemm.smem.banks analysis of what it shows. Keep in step with the widget (tcgemm/widgets).
 EXPLORER_ACCESS = "ldmatrix-x4-A"
@@ -76,10 +90,7 @@ def missing_tools() -> list[str]:
 def require_browser():
     missing = missing_tools()
     if missing:
-        message = "browser test needs " + "; ".join(missing)
-        if os.environ.get("TCGEMM_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{message} (TCGEMM_REQUIRE_BROWSER=1)")
-        pytest.skip(message)
+        skip_or_fail("TCGEMM_REQUIRE_BROWSER", "browser test needs " + "; ".join(missing))
 
 
 def check_book(html: Path, out: Path, pages: list[str], *options: str) -> dict:
@@ -130,9 +141,38 @@ def test_every_page_runs_offline_without_errors(browser_report):
             problems += [f"{page}: {kind}: {item}" for item in seen[kind]]
         if seen["widgetsRendered"] != seen["widgetViews"]:
             problems.append(f"{page}: {seen['widgetsRendered']} of {seen['widgetViews']} widgets rendered")
-    served = "\n".join(f"  {url} <- node_modules/{file}" for url, file in browser_report["served"].items())
-    assert not problems, (f"in Chromium {browser_report['chromium']}:\n" + "\n".join(problems)
-                          + f"\nserved from tests/browser/node_modules:\n{served}")
+        problems += [f"{page}: a widget placeholder is still shown: {text!r}" for text in seen["placeholders"]]
+        math = seen["math"]
+        if math["typeset"] != math["elements"] or math["errors"]:
+            problems.append(f"{page}: MathJax typeset {math['typeset']} of {math['elements']} formulas, "
+                            f"{math['errors']} with errors; left as TeX: {math['raw']}")
+    assert not problems, f"in Chromium {browser_report['chromium']}:\n" + "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_no_request_leaves_localhost(browser_report):
+    """Every request of every page went to the book's own server: none was refused, none to
+    another origin (the browser resolved no host name either)."""
+    for page, seen in browser_report["pages"].items():
+        assert seen["unexpectedRequests"] == [], f"{page} asked another host: {seen['unexpectedRequests']}"
+        assert seen["origins"] == [browser_report["origin"]], f"{page} made requests to {seen['origins']}"
+
+
+@pytest.mark.slow
+def test_widget_pages_are_light(browser_report):
+    widget_pages = {page: seen["weight"] for page, seen in browser_report["pages"].items() if seen["widgetViews"]}
+    assert len(widget_pages) >= 3, f"widgets on {sorted(widget_pages)} only"
+    heavy = {page: weight for page, weight in widget_pages.items() if weight["bytes"] > WIDGET_PAGE_BYTES}
+    assert not heavy, f"over {WIDGET_PAGE_BYTES:,} bytes: {json.dumps(heavy, indent=1)}"
+
+
+@pytest.mark.slow
+def test_widgets_say_where_they_belong_without_javascript(browser_report):
+    for page, seen in browser_report["pages"].items():
+        if seen["widgetViews"]:
+            shown = seen["withoutJavaScript"]["placeholders"]
+            assert len(shown) == seen["widgetViews"], f"{page}: {seen['withoutJavaScript']}"
+            assert all("JavaScript" in text and "Run it yourself" in text for text in shown), shown
 
 
 @pytest.mark.slow
@@ -328,12 +368,74 @@ def test_widget_and_table_text_contrast_passes_wcag_aa_in_both_modes(browser_rep
     assert not problems, "\n".join(problems)
 
 
+def toc_entries(report: dict):
+    """(page, entry) of every page visited, index.html left out where it went on to a TOC page."""
+    for page, entry in report["pages"].items():
+        if entry["finalUrl"] != page and entry["finalUrl"] in report["pages"]:
+            continue
+        yield page, entry
+
+
+@pytest.mark.slow
+def test_figures_sit_on_the_page_in_both_modes(browser_report):
+    """Each figure is recorded light and dark (tcgemm.dark_mode) and the theme shows the one of its
+    mode (tcgemm.publish.dark_figures): as shown, no figure has edges of another colour than the page
+    (the theme's light panel in dark mode), and the strongest ink of each (its text, axes, outlines)
+    passes WCAG AA against its background, in both modes."""
+    problems = findings(browser_report, "figures", lambda f: f"cell {f['cell']}: {f['src']}: " + (
+        f["problem"] if "problem" in f else "; ".join(
+            ([f"on a panel: its edge {f['edge']} on the page's {f['page']} is {f['edgeRatio']}:1"] if f["panel"] else [])
+            + ([f"its strongest ink is {f['ink']}:1 against its edge, WCAG AA needs 4.5:1"] if f["faint"] else []))))
+    checked = {mode: sum(entry["presentation"].get(mode, {}).get("figuresChecked", 0)
+                         for _, entry in toc_entries(browser_report)) for mode in MODES}
+    assert checked["light"] > 0 and checked["light"] == checked["dark"], \
+        f"figures shown: {checked} (each figure once in each mode)"
+    dark_pages = {entry["presentation"]["dark"]["page"] for _, entry in toc_entries(browser_report)
+                  if "dark" in entry["presentation"]}
+    assert dark_pages == {"#" + "".join(f"{round(c * 255):02x}" for c in DARK_PAGE)}, \
+        f"the dark page is {dark_pages}: tcgemm.dark_mode.DARK_PAGE must be the theme's"
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_listings_and_widget_controls_follow_the_theme(browser_report):
+    """The code listings (their bars, frames and code) and the widgets' controls are drawn in the
+    mode's colours, on no panel of the other mode's (and a <select> in the mode's colour-scheme, its
+    drop-down list included); each listing's bar says "click to show", and once open "click to hide"."""
+    problems = findings(browser_report, "panels", lambda f: (
+        f"cell {f['cell']}: {f['count']} x {f['element']} ({f['text']!r}): {'; '.join(f['problems'])}"))
+    listings = [(page, listing) for page, entry in toc_entries(browser_report) for listing in entry["listings"]]
+    assert listings, "no code listing on any page"
+    for page, listing in listings:
+        if not (listing["opened"] and listing["closed"].endswith("(click to show)")
+                and listing["open"].endswith("(click to hide)") and "click to show" not in listing["open"]):
+            problems.append(f"{page}: a listing's bar says {listing['closed']!r}, and once clicked "
+                            f"{listing['open']!r} ({'open' if listing['opened'] else 'still closed'})")
+    assert not problems, "\n".join(problems)
+
+
 # A made-up page with one of each problem (and a harmless twin of each): the theme's mode switch
 # mimicked, a 688 px column, four outputs too wide (one a <pre> in a <details> that does not scroll;
 # a listing beside it that scrolls in its box fits; one in a widget, beside a grid that scrolls in
 # its box), two progress lines, a figure shown at 30%, widget
 # and table text that fails in dark mode only, faded text that fails in both, and a disabled button
-# (exempt).
+# (exempt from contrast, but a light box on the dark page); a figure in two variants, one light
+# figure alone (a panel in dark mode), one whose ink fades into the dark page; a light <select> in a
+# widget (a panel in dark mode, in the light colour-scheme), and a code listing (tcgemm.source).
+def png_uri(background, ink, size=(120, 40)) -> str:
+    """A PNG as a data: URI: a picture of ``background`` (RGBA) with a bar of ``ink`` in its middle."""
+    import base64
+    import io
+
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGBA", size, background)
+    ImageDraw.Draw(image).rectangle((20, 15, 100, 25), fill=ink)
+    data = io.BytesIO()
+    image.save(data, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(data.getvalue()).decode()
+
+
 PROBLEM_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
   body { margin: 0; font: 13px sans-serif; }
   html[data-theme="dark"] body { background: #14181e; color: #ced6dd; }
@@ -342,6 +444,8 @@ PROBLEM_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
   .dim { color: #222; } html[data-theme="dark"] .dim { color: #333; }
   .faded { opacity: 0.3; }
   button { color: #ccc; background: #eee; }
+  html[data-theme="light"] { color-scheme: light; } html[data-theme="dark"] { color-scheme: dark; }
+  html[data-theme="light"] .only-dark, html[data-theme="dark"] .only-light { display: none; }
 </style><script>
   const dark = matchMedia("(prefers-color-scheme: dark)");
   const set = () => { document.documentElement.dataset.theme = dark.matches ? "dark" : "light"; };
@@ -367,9 +471,20 @@ PROBLEM_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
   <div class="cell_output"><div class="widget-subarea"><div class="tcgemm-widget tcgemm-made-up">
   <span class="dim">dim in dark</span> <span class="faded">faded</span> <span>fine</span>
   <button disabled>off</button><div style="overflow-x: auto"><div style="width: 900px; height: 1px"></div></div>
+  <select style="background: #fff; color: #000; color-scheme: light"><option>light select</option></select>
   <div style="width: 800px; height: 1px"></div></div></div></div></div>
+<div class="cell"><div class="cell_input"><pre>figure_pair()</pre></div>
+  <div class="cell_output"><img class="only-light" src="{light}"><img class="only-dark" src="{dark}"></div></div>
+<div class="cell"><div class="cell_input"><pre>light_only()</pre></div>
+  <div class="cell_output"><img src="{light}"></div></div>
+<div class="cell"><div class="cell_input"><pre>faint()</pre></div>
+  <div class="cell_output"><img class="only-dark" src="{faint}"></div></div>
+<div class="cell"><div class="cell_input"><pre>show_kernel("x")</pre></div>
+  <div class="cell_output"><div class="output text_html">{listing}</div></div></div>
 </article></body></html>
-""".replace("{wide}", "x" * 200)
+""".replace("{wide}", "x" * 200).replace("{light}", png_uri((255, 255, 255, 255), (0, 0, 0, 255))).replace(
+    "{dark}", png_uri((0, 0, 0, 0), (240, 240, 240, 255))).replace("{faint}", png_uri((0, 0, 0, 0), (51, 51, 51, 255))).replace(
+    "{listing}", Listing("x.cu", "int x;")._repr_html_())
 
 
 def test_presentation_checks_catch_each_problem(tmp_path):
@@ -394,4 +509,147 @@ def test_presentation_checks_catch_each_problem(tmp_path):
         assert sorted(failing) == (["dim in dark", "faded", "narrow"] if mode == "dark" else ["faded"]), \
             shown["contrast"]
         assert failing["faded"]["ratio"] < 3 and failing["faded"]["widget"] == "tcgemm-made-up"
-        assert shown["textsChecked"] == 2 * (3 + 2)  # widget, tables; as recorded and after use
+        # widget, tables, as recorded and after use; the listing's bar, then its bar and code
+        assert shown["textsChecked"] == 2 * (4 + 2) + 2 + 2
+        dark = mode == "dark"
+        assert shown["figuresChecked"] == (5 if dark else 4)  # cell 6's two, cell 8's one, cell 9, cell 10 in dark
+        assert sorted((f["cell"], f["panel"], f["faint"]) for f in shown["figures"]) == (
+            [(9, True, False), (10, False, True)] if dark else []), shown["figures"]
+        assert sorted((f["cell"], f["element"]) for f in shown["panels"]) == (
+            [(7, "button"), (7, "select")] if dark else []), shown["panels"]
+        if dark:
+            assert any("color-scheme light" in p for f in shown["panels"] for p in f["problems"]), shown["panels"]
+    assert entry["listings"] == [{"closed": "x.cu, 1 lines (click to show)", "open": "x.cu, 1 lines (click to hide)",
+                                  "opened": True}]
+
+
+# --- the size of what the reader reads: figure text and code lines (tests/browser/text_size.mjs) ---
+
+def text_sizes(html: Path, out: Path, pages: list[str]) -> dict:
+    """Run text_size.mjs on these pages under html; its JSON report."""
+    run = subprocess.run(["node", str(BROWSER_DIR / "text_size.mjs"), str(html), str(out), *pages],
+                         capture_output=True, text=True, timeout=60 + 20 * len(pages))
+    assert run.returncode == 0 and out.is_file(), f"text_size.mjs failed:\n{run.stdout}{run.stderr}"
+    report = json.loads(out.read_text())
+    assert sorted(report["pages"]) == sorted(pages), "text_size.mjs did not visit every page"
+    return report
+
+
+def text_size_problems(report: dict, figures: dict) -> list[str]:
+    """What text_size.mjs measured, judged. figures: an image's file name -> its smallest text
+    (tests/test_figure_legibility.FigureText). A figure's smallest text is shown at its size in the
+    PNG times the scale the page shows the PNG at (shown width / natural width): that is what the
+    reader sees, whatever the PNG holds, so a page (CSS, a narrower column) that shrinks a figure
+    fails here. The sizes are the registry's drawing's, so the PNG of a figure drawn without a GPU
+    must be that drawing (its width, to 2 px), not one recorded from older code. A code cell's <pre>
+    must hold TEXT_COLUMN_CHARS characters, and no <pre> may be wider than its box (a scrollbar, or
+    a line cut off)."""
+    seen: dict[str, list[str]] = {}
+    for page, entry in report["pages"].items():
+        if entry["error"]:
+            seen.setdefault(f"{page}: not measured: {entry['error']}", [])
+            continue
+        for mode in MODES:
+            shown = entry[mode]
+            say = lambda text: seen.setdefault(f"{page}: {text}", []).append(mode)  # noqa: E731
+            if shown["theme"] != mode:
+                say(f"the theme is {shown['theme']!r}, not {mode!r}")
+            for img in shown["images"]:
+                known = figures.get(img["src"])
+                where = f"cell {img['cell']} ({img['source']!r})"
+                if known is None:
+                    say(f"{where}: {img['src']} is no recorded figure of tests/test_figure_legibility.py")
+                    continue
+                if known.drawn_width is not None and abs(img["natural"] - known.drawn_width) > 2:
+                    say(f"{where}: {known.where}'s PNG is {img['natural']} px wide, its figure code draws "
+                        f"{known.drawn_width}: recorded from older code (make record)")
+                px = known.png_px * img["width"] / img["natural"]
+                if px < known.floor - 0.005:
+                    say(f"{where}: {known.where}'s smallest text, {known.png_px:.1f} px in the PNG, is shown at "
+                        f"{px:.1f} px ({img['width']:.0f} of {img['natural']} px wide); at least "
+                        f"{known.floor} px needed")
+            for pre in shown["pres"]:
+                where = f"{pre['where']} of cell {pre['cell']} ({pre['source']!r})" if pre["cell"] else "prose"
+                if pre["scrollWidth"] > pre["clientWidth"]:
+                    say(f"{where}: a <pre> {pre['scrollWidth']} px wide in {pre['clientWidth']} px "
+                        f"(its longest line, {pre['chars']} characters: {pre['longest'][:60]!r})")
+                if pre["where"] != "prose" and pre["room"] < TEXT_COLUMN_CHARS:
+                    say(f"{where}: its <pre> holds {pre['room']} characters of {pre['charPx']:.2f} px, "
+                        f"tcgemm.style.TEXT_COLUMN_CHARS says {TEXT_COLUMN_CHARS}")
+    return [f"{text} [{', '.join(modes)}]" for text, modes in seen.items()]
+
+
+@pytest.fixture(scope="module")
+def text_size_report(request, tmp_path_factory) -> dict:
+    """text_size.mjs's report on every TOC page of the session's build."""
+    require_browser()
+    built_book = request.getfixturevalue("built_book")
+    if built_book.returncode != 0:
+        pytest.fail("the book did not build (see test_book_build.py)")
+    return text_sizes(built_book.html, tmp_path_factory.mktemp("text-size") / "report.json", built_book.pages)
+
+
+@pytest.mark.slow
+def test_figure_text_and_code_lines_are_readable_as_shown(text_size_report):
+    """At 1280 px, in light and dark mode: every figure's smallest text shown at MIN_DISPLAY_TEXT_PX
+    or more (a figure of tests/test_figure_legibility.NARROWER at its floor), from the size in the
+    PNG and the scale the page shows it at; no <pre> scrolls sideways or cuts a line off; each code
+    cell's <pre> holds TEXT_COLUMN_CHARS characters (tests/test_notebooks_recorded.py keeps code and
+    text outputs to that)."""
+    from test_figure_legibility import figure_texts
+
+    figures = figure_texts()
+    # each figure's PNG in light mode and its dark variant (tcgemm.dark_mode) in dark mode
+    shown = sum(len(entry.get(mode, {}).get("images", [])) for entry in text_size_report["pages"].values()
+                for mode in MODES)
+    assert shown >= len(figures), f"{shown} figures measured in both modes, {len(figures)} PNGs recorded"
+    problems = text_size_problems(text_size_report, figures)
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
+
+
+# A made-up page: a figure 500 px wide whose smallest text is 12.5 px in its PNG, shown whole and
+# shrunk to 300 px (7.5 px, below MIN_DISPLAY_TEXT_PX); an image no registry knows; a code cell
+# with a line too long for its <pre>, an output that fits, and a long listing folded in a closed
+# <details> (not shown, so not measured).
+TEXT_SIZE_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
+  body { margin: 0; } article { width: 700px; }
+  pre { overflow: auto; padding: 0 16px; font: 14px monospace; }
+</style><script>
+  const dark = matchMedia("(prefers-color-scheme: dark)");
+  const set = () => { document.documentElement.dataset.theme = dark.matches ? "dark" : "light"; };
+  set(); dark.addEventListener("change", set);
+</script></head><body><article class="bd-article">
+<div class="cell"><div class="cell_input"><pre>figure()</pre></div>
+  <div class="cell_output"><img src="figure.png"><img src="figure.png" style="width: 300px"></div></div>
+<div class="cell"><div class="cell_input"><pre>other()</pre></div>
+  <div class="cell_output"><img src="other.png"></div></div>
+<div class="cell"><div class="cell_input"><pre>{long}</pre></div>
+  <div class="cell_output"><pre>short</pre>
+  <details><summary>listing</summary><pre>{long}</pre></details></div></div>
+</article></body></html>
+""".replace("{long}", "x = 1  # " + "y" * 120)
+
+
+def test_text_size_checks_catch_each_problem(tmp_path):
+    require_browser()
+    from test_figure_legibility import FigureText
+
+    for name, width in (("figure.png", 500), ("other.png", 200)):
+        fig = Figure(figsize=(width / RECORD_DPI, 1), dpi=RECORD_DPI)
+        fig.text(0.5, 0.5, "nine points", fontsize=9, ha="center")
+        fig.savefig(tmp_path / name)
+    (tmp_path / "page.html").write_text(TEXT_SIZE_PAGE)
+    report = text_sizes(tmp_path, tmp_path / "report.json", ["page.html"])
+    figures = {"figure.png": FigureText(("made-up", "cell"), 9 * RECORD_DPI / 72, MIN_DISPLAY_TEXT_PX)}
+    for mode in MODES:
+        images = report["pages"]["page.html"][mode]["images"]
+        assert [(i["cell"], i["src"], i["natural"], round(i["width"])) for i in images] == [
+            (1, "figure.png", 500, 500), (1, "figure.png", 500, 300), (2, "other.png", 200, 200)]
+        pres = report["pages"]["page.html"][mode]["pres"]
+        assert [(p["where"], p["cell"], p["scrollWidth"] > p["clientWidth"]) for p in pres] == [
+            ("input", 1, False), ("input", 2, False), ("input", 3, True), ("output", 3, False)]
+    problems = text_size_problems(report, figures)
+    assert len(problems) == 3, problems
+    assert "shown at 7.5 px (300 of 500 px wide); at least 9.0 px needed [light, dark]" in problems[0]
+    assert "other.png is no recorded figure" in problems[1]
+    assert problems[2].startswith("page.html: input of cell 3 ('x = 1  # yyy") and "129 characters" in problems[2]

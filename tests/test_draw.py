@@ -62,6 +62,7 @@ def layout_and_type(key, operand):
     return mma_layout(shape, operand, ab_type, acc_type), type_name
 
 
+@pytest.mark.slow     # draws every operand of every variant
 @pytest.mark.parametrize("key,operand", ALL_MMA)
 def test_every_cell_has_one_label_naming_its_lane_element_register(key, operand):
     layout, type_name = layout_and_type(key, operand)
@@ -172,6 +173,7 @@ def cell_inches(fig, ax, grid):
     return box.width * width / grid[2], box.height * height / grid[0]
 
 
+@pytest.mark.slow     # draws and lays out the product figure of every variant
 @pytest.mark.parametrize("key", MMA_VARIANTS)
 def test_product_figure_fits_the_column_with_equal_cells(key):
     shape, ab_type, acc_type = MMA_VARIANTS[key]

@@ -48,6 +48,14 @@ def test_bank_map_titles_carry_the_phase_wavefronts():
     assert len(outlines) == 8
 
 
+def test_bank_map_numbers_the_phases_as_the_explorer_does():
+    from tcgemm.smem import bank_cases
+    plain = banks.row_major(32, 2)
+    fig = draw_banks.bank_map_figure({"plain": (plain, banks.ldmatrix_tile(plain))}, phase=3)
+    assert fig.axes[0].get_title() == "plain\nphase 3: 4 wavefronts"
+    assert bank_cases.phase_label(bank_cases.settings(layout="row-major"), 3).startswith("phase 3 (")
+
+
 def test_permutation_figure_names_every_chunk_once():
     fig = draw_banks.permutation_figure(banks.xor_permuted(), rows=16)
     held = [t for t in fig.axes[0].texts if "," in t.get_text()]

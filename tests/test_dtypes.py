@@ -186,12 +186,14 @@ def probe_ops(listings):
     return {where: function_ops(listing) for where, listing in listings.items()}
 
 
+@pytest.mark.slow     # the listings: the probes compiled for every architecture
 @pytest.mark.parametrize("variant", list(EXPECTED_SASS))
 @pytest.mark.parametrize("arch", ARCHS)
 def test_each_new_variant_compiles_to_its_instruction(probe_ops, variant, arch):
     assert probe_ops["probe_mma.cu", arch][probes.probe_entry(variant)] == EXPECTED_SASS[variant][arch]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", list(MMA_VARIANTS))
 @pytest.mark.parametrize("arch", ARCHS)
 def test_the_ceiling_loop_runs_one_round_of_the_probes_mma(listings, probe_ops, variant, arch):
@@ -210,6 +212,7 @@ def test_the_ceiling_loop_runs_one_round_of_the_probes_mma(listings, probe_ops, 
     assert in_loop == {op: 2 * ceiling.CHAINS * n for op, n in probe.items() if op.startswith(tensor)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["m16n8k32.e4m3.f32", "m16n8k32.e5m2.f32"])
 def test_hopper_adds_c_to_fp8_products_outside_the_tensor_core(listings, variant):
     """On sm_90 the first of the two HMMA starts from zero (RZ) and C joins by 4 FADD per lane."""

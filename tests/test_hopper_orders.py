@@ -113,8 +113,8 @@ def test_order_table_rows_are_runs_by_round_relative_to_the_base(monkeypatch):
     from tcgemm.gpu import device
 
     calls = []
-    monkeypatch.setattr(wmma, "exact_reference", lambda *args: "ref")
-    monkeypatch.setattr(wmma, "compare_result", lambda dtype, out, ref: out)
+    monkeypatch.setattr(matmul, "reference", lambda *args: "ref")
+    monkeypatch.setattr(matmul, "check_output", lambda out, ref: out)
     monkeypatch.setattr(wmma, "verdict", lambda result: f"checked {result}")
     monkeypatch.setattr(timing, "median_rounds", lambda fns, repeats: [[2e-3, 1e-3], [4e-3, 1e-3]][:repeats])
     monkeypatch.setattr(device, "device_info", lambda: SimpleNamespace(name="GPU"))

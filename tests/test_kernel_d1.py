@@ -1,12 +1,18 @@
 """Kernel D1 (Kernel 4.6 for every input type of mma.sync) without a GPU: the catalog's variants per
 type, the host encodings of tcgemm.elements, the operand checks, the fragment bytes the kernel relies
-on, and the refusal of fp8 before sm_89 (in Python and in the compiler)."""
+on, the refusal of fp8 before sm_89 (in Python and in the compiler), and its fp16 build: Kernel 4.6
+line for line and instruction for instruction."""
 from __future__ import annotations
+
+import difflib
+import functools
+import re
 
 import numpy as np
 import pytest
 
-from tcgemm.catalog import ELEMENTS, GEMM_KERNELS, ITEMSIZE, configured
+from tcgemm import source
+from tcgemm.catalog import ELEMENTS, GEMM_KERNELS, ITEMSIZE, TARGET_ARCHS, configured
 from tcgemm.elements import decode, encode
 from tcgemm.errors import KernelCompileError, OperandError, UnsupportedOnGPUError
 from tcgemm.fragments.variants import register_bytes, register_bytes_table
@@ -52,6 +58,132 @@ def test_with_element_refuses_other_kernels_and_unknown_types():
         GEMM_KERNELS["k4.6"].with_element("bf16")
     with pytest.raises(ValueError, match="unknown input type 'fp8'.*e4m3, e5m2"):
         D1.with_element("fp8")
+
+
+# ---- Kernel 4.6, line for line and in the SASS ------------------------------------------------------
+
+TYPE_CODES = {"F16": 0, "BF16": 1, "TF32": 2, "S8": 3, "E4M3": 4, "E5M2": 5}     # the kernel's #defines
+ELEMENT_TEST = re.compile(r"ELEMENT == (\w+)(?: \|\| ELEMENT == \w+)*")
+
+
+def resolve_element(text: str, code: int) -> str:
+    """`text` with every `#if ELEMENT == ...` / `#elif` / `#else` chain resolved for ELEMENT = `code`, and
+    the `#ifndef ELEMENT` block that sets its default dropped; every other preprocessor line is kept."""
+    out, stack = [], []      # per open #if: [tests ELEMENT, keep the current branch, a branch was taken]
+    for line in text.splitlines():
+        head, _, cond = line.strip().partition(" ")
+        holds = lambda: (ELEMENT_TEST.fullmatch(cond) is not None and
+                         code in [TYPE_CODES[n] for n in re.findall(r"ELEMENT == (\w+)", cond)])
+        if head in ("#if", "#ifdef", "#ifndef") and "ELEMENT" in cond:
+            taken = head == "#if" and holds()
+            stack.append([True, taken, taken])
+            continue
+        if head in ("#elif", "#else", "#endif") and stack and stack[-1][0]:
+            entry = stack[-1]
+            if head == "#endif":
+                stack.pop()
+            elif head == "#else":
+                entry[1:] = [not entry[2], True]
+            else:
+                taken = not entry[2] and holds()
+                entry[1:] = [taken, entry[2] or taken]
+            continue
+        if head.startswith("#if"):
+            stack.append([False, True, True])
+        keep = all(k for _, k, _ in stack)
+        if head == "#endif":
+            stack.pop()
+        if keep:
+            out.append(line)
+    assert not stack, "unbalanced #if / #endif"
+    return "\n".join(out)
+
+
+def code_lines(text: str) -> list[str]:
+    """The lines after the header comment, without comments and blank lines."""
+    lines = text.splitlines()
+    lines = (re.sub(r"\s*//.*", "", line).rstrip()
+             for line in lines[next(i for i, line in enumerate(lines) if not line.startswith("//")):])
+    return [line for line in lines if line]
+
+
+def d1_as(name: str) -> list[str]:
+    """Kernel D1's code for input type `name`: its ELEMENT resolved, the type codes' #defines dropped, and
+    the names the type gives (Element, Acc, Acc2, MMA) replaced by what they stand for."""
+    aliases, kept = {}, []
+    for line in code_lines(resolve_element(source.kernel_text("d1"), ELEMENTS[name].code)):
+        alias = re.fullmatch(r"using (\w+) = ([^;]+);|#define (MMA) (\w+)", line)
+        if alias:
+            aliases[alias.group(1) or alias.group(3)] = alias.group(2) or alias.group(4)
+        elif not re.fullmatch(rf"#define (?:{'|'.join(TYPE_CODES)}) \d+", line):
+            kept.append(line)
+    assert set(aliases) == {"Element", "Acc", "Acc2", "MMA"}, aliases
+    names = re.compile(rf"\b(?:{'|'.join(aliases)})\b")
+    return [names.sub(lambda m: aliases[m.group(0)], line) for line in kept]
+
+
+# Kernel 4.6's lines that D1 in fp16 spells otherwise, each the same value for a 2-byte __half, and the entry name.
+FP16_SPELLINGS = [
+    (["#define BK 64"], ["#define BK (128 / sizeof(__half))"]),
+    (['static_assert(BK == 32 || BK == 64, "a tile row is half or all of a 128-byte shared line");'],
+     ["static_assert(BK * sizeof(__half) == 64 || BK * sizeof(__half) == 128,",
+      '              "a tile row is half or all of a 128-byte shared line");']),
+    (["constexpr int MMA_K = 16;"], ["constexpr int MMA_K = 32 / sizeof(__half);"]),
+    (["constexpr int CHUNK = 8;"], ["constexpr int CHUNK = 16 / sizeof(__half);"]),
+    (["tile_plans(const __half *A, const __half *B, float *C, int M, int N, int K) {"],
+     ["data_types(const __half *A, const __half *B, float *C, int M, int N, int K) {"]),
+    (["                    *reinterpret_cast<float2 *>(&C[at]) = make_float2(v0, v1);"],
+     ["                    *reinterpret_cast<float2 *>(&C[at]) = float2{v0, v1};"]),
+    (["        float sum = 0.f;"], ["        float sum = 0;"]),
+]
+
+
+def differences(old: list[str], new: list[str]) -> list[tuple[list[str], list[str]]]:
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return [(old[i1:i2], new[j1:j2]) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"]
+
+
+def test_in_fp16_kernel_d1_is_kernel_4_6_line_for_line():
+    """Resolved for ELEMENT = F16, D1's code is 4.6's but for the lines of FP16_SPELLINGS (comments aside):
+    D1 cannot drift from the kernel it generalises. The SASS test below holds the compiled code to it."""
+    assert differences(code_lines(source.kernel_text("k4.6")), d1_as("fp16")) == FP16_SPELLINGS
+
+
+def test_resolving_the_element_can_fail():
+    """Resolved for tf32 the text is not 4.6's (the rounding block, tf32's mma); an unbalanced block is refused."""
+    tf32 = d1_as("tf32")
+    assert "mma_m16n8k8_tf32_f32(acc[tm][tn], a[cur][tm], b[cur][tn], acc[tm][tn]);" in "\n".join(tf32)
+    assert any("round_to_tf32" in line for line in tf32) and not any("round_to_tf32" in line for line in d1_as("fp16"))
+    assert len(differences(code_lines(source.kernel_text("k4.6")), tf32)) > len(FP16_SPELLINGS)
+    with pytest.raises(AssertionError, match="unbalanced"):
+        resolve_element("#if ELEMENT == F16\nx\n", 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _instructions(spec, arch: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The instructions of a build's GEMM entry and of its reduce_splits, compiled by NVRTC (no GPU)."""
+    from tcgemm.gpu.nvrtc_offline import compile_cubin, cuobjdump_sass
+    from tcgemm.gpu.sass import sass_tools_missing
+    from tcgemm.sass_loop import function_listing, instructions
+
+    if missing := sass_tools_missing():
+        pytest.skip(missing)
+    listing = cuobjdump_sass(compile_cubin(spec.source, arch, spec.defines))
+    return tuple(tuple(i.text for i in instructions(function_listing(listing, entry)))
+                 for entry in (spec.entry, "reduce_splits"))
+
+
+@pytest.mark.slow     # compiles both kernels for every target
+@pytest.mark.parametrize("arch, tile", [*((a, None) for a in TARGET_ARCHS), ("sm_90", "64x128")])
+def test_in_fp16_kernel_d1_compiles_to_kernel_4_6_s_machine_code(arch, tile):
+    """Kernel D1 built for fp16 is Kernel 4.6's machine code, instruction for instruction, the kernel and
+    reduce_splits, as each launcher builds it per GPU (and for a planned tile, split three ways)."""
+    k46, d1 = configured("k4.6", arch), configured("d1", arch)
+    if tile:
+        k46, d1 = (k.with_tile(tile_named(tile), 3) for k in (k46, d1))
+    assert d1.defines == k46.defines + (("ELEMENT", 0),)
+    gemm, reduce = _instructions(k46, arch)
+    assert len(gemm) > 1000 and (gemm, reduce) == _instructions(d1, arch)
 
 
 # ---- host encodings ----------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from tcgemm.gpu.device import gpu_available
 
 no_gpu = pytest.mark.skipif(gpu_available(), reason="a GPU is present")
 # Every module of the package except tcgemm.gpu (the CuPy part) and the entry points that reach it on
-# purpose (the CLI; `make record`, which asks the GPU for the recording stamp).
+# purpose (the CLI; `make record`, which asks the GPU for the recording stamp). .importlinter states the
+# same without running anything (tests/test_layers.py checks that its exceptions are these).
 GPU_ENTRY_POINTS = {"__main__", "publish.record"}
 PURE_MODULES = sorted(
     ".".join(p.relative_to(ROOT / "tcgemm").with_suffix("").parts).removesuffix(".__init__")
@@ -26,6 +27,7 @@ def test_every_subpackage_is_checked():
     assert {"fragments.layouts", "smem.banks", "pipelines.pipeline", "sgemm.regbank", "catalog"} <= set(PURE_MODULES)
 
 
+@pytest.mark.slow     # a fresh Python per module; tests/test_layers.py checks the imports without running them
 @pytest.mark.parametrize("module", PURE_MODULES)
 def test_pure_module_does_not_import_cupy(module):
     code = (f"import sys, tcgemm.{module}; "

@@ -11,6 +11,7 @@
 """
 import ast
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -232,3 +233,59 @@ def test_text_outputs_fit_the_text_column(path):
     problems = long_lines(path)
     assert not problems, (f"{path.name}: text output lines longer than {TEXT_COLUMN_CHARS} characters "
                           f"(wrap them, or print a tcgemm.table.Table):\n" + "\n".join(problems))
+
+
+# --- code fits the text column --------------------------------------------------------------
+
+# A code cell whose input the book does not show (myst-nb's tags): its lines may be long.
+HIDDEN_INPUT_TAGS = {"remove-input", "remove-cell"}
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def fenced_code_lines(markdown: str) -> list[str]:
+    """The lines inside the fenced code blocks (``` or ~~~, CommonMark) of a markdown text."""
+    lines, fence = [], None
+    for line in markdown.splitlines():
+        opening = FENCE.match(line)
+        if fence is None:
+            fence = opening and opening.group(1)
+        elif opening and opening.group(1).startswith(fence) and not line.strip().strip(fence[0]):
+            fence = None
+        else:
+            lines.append(line)
+    return lines
+
+
+def shown_code_lines(path: Path) -> list[tuple[str, str]]:
+    """(where, line) of every line of code the book shows from a notebook or a markdown page: the
+    source of each code cell shown, and the fenced code blocks of the prose."""
+    if path.suffix == ".md":
+        return [("page", line) for line in fenced_code_lines(path.read_text(encoding="utf-8"))]
+    found = []
+    for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        where = f"cell {index} ({cell.get('id')})"
+        if cell["cell_type"] == "code" and not HIDDEN_INPUT_TAGS & set(cell.get("metadata", {}).get("tags", [])):
+            found += [(where, line) for line in source.splitlines()]
+        elif cell["cell_type"] == "markdown":
+            found += [(f"{where}, a code block", line) for line in fenced_code_lines(source)]
+    return found
+
+
+def test_code_line_check_reads_shown_code_only():
+    assert fenced_code_lines("text\n```\ncode\n```\nmore\n~~~python\n  x = 1\n~~~\n") == ["code", "  x = 1"]
+    assert fenced_code_lines("````md\n```\ninner\n```\n````\n") == ["```", "inner", "```"]
+
+
+PAGES = sorted((ROOT / "book").glob("*.md"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + PAGES, ids=[p.name for p in NOTEBOOKS + PAGES])
+def test_code_lines_fit_the_text_column(path):
+    """No code the book shows is wider than the text column at 1280 px (tcgemm.style.TEXT_COLUMN_CHARS
+    characters): no code block scrolls sideways or cuts a line off (tests/test_browser.py measures
+    the pages). Cells whose input the book removes are exempt."""
+    problems = [f"{where}: {len(line)} characters: {line[:60]!r}..."
+                for where, line in shown_code_lines(path) if len(line) > TEXT_COLUMN_CHARS]
+    assert not problems, (f"{path.name}: code lines longer than {TEXT_COLUMN_CHARS} characters:\n"
+                          + "\n".join(problems))

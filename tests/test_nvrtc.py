@@ -9,15 +9,17 @@ fail. The SASS check (CUDA 13, whose SASS the book quotes) also needs cuobjdump.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import pytest
 
 from tcgemm.catalog import TARGET_ARCHS, all_sources, build_target, defines_for, sass_claims, source_archs
 from tcgemm.errors import KernelCompileError
 from tcgemm.gpu.nvrtc_offline import (
-    WHEEL_LAYOUT, compile_cubin, compile_source_text, cuda_tool, cuobjdump_sass, find_toolkit,
-    nvrtc_options, nvrtc_version, toolkit,
+    WHEEL_LAYOUT, compile_cubin, compile_error_message, compile_source_text, cuda_tool, cuobjdump_sass,
+    find_toolkit, missing_header_hint, nvrtc_options, nvrtc_version, toolkit,
 )
+from required import skip_or_fail
 
 ARCHS = list(TARGET_ARCHS)
 MAJORS = sorted(WHEEL_LAYOUT, reverse=True)
@@ -30,9 +32,7 @@ def _kit(major: int):
         kit = toolkit(major)
         nvrtc_version(kit)
     except KernelCompileError as exc:
-        if os.environ.get("TCGEMM_REQUIRE_NVRTC") == "1":
-            pytest.fail(f"{exc}; TCGEMM_REQUIRE_NVRTC=1 makes this a failure")
-        pytest.skip(str(exc))
+        skip_or_fail("TCGEMM_REQUIRE_NVRTC", str(exc))
     return kit
 
 
@@ -67,6 +67,7 @@ def test_default_toolkit_is_the_newest_installed():
     assert toolkit().major == installed[0]
 
 
+@pytest.mark.slow     # every kernel, twice: minutes in all (`make test-fast` leaves them out)
 @pytest.mark.parametrize("major", MAJORS)
 @pytest.mark.parametrize("source, arch", BUILDS)
 def test_compiles(source, arch, major):
@@ -104,6 +105,67 @@ def test_missing_toolkit_says_what_to_install(monkeypatch):
         toolkit(12)
 
 
+# NVRTC's log where <mma.h> is found but the crt/mma.h it includes is not (CuPy and the runtime headers
+# installed without nvidia-cuda-crt, as on stock images).
+NO_CRT_LOG = """site-packages/nvidia/cu13/include/mma.h(55): catastrophic error: cannot open source file "crt/mma.h"
+  #include "crt/mma.h"
+                      ^
+
+1 catastrophic error detected in the compilation of "w1.0_wmma_hmma.cu".
+Compilation terminated.
+"""
+
+
+@pytest.mark.parametrize("major, wheel", [(13, "nvidia-cuda-crt"), (12, "nvidia-cuda-nvcc-cu12")])
+def test_a_missing_crt_header_names_the_wheel_to_install(major, wheel):
+    what = "NVRTC could not compile kernels/w1.0_wmma_hmma.cu for sm_90."
+    message = compile_error_message(what, NO_CRT_LOG, major)
+    assert message.startswith(what + "\n") and message.endswith(NO_CRT_LOG)
+    hint = message.splitlines()[1]
+    assert f"install the wheel {wheel}" in hint and f"requirements-nvrtc{major}.txt" in hint, hint
+    assert compile_error_message(what, "x.cu(5): error: identifier \"y\" is undefined", major).count("\n") == 1
+
+
+def test_the_launcher_names_the_wheel_too(monkeypatch):
+    """tcgemm.gpu.compile (CuPy's RawModule) builds its message the same way, from CuPy's exception."""
+    import cupy
+    from tcgemm.gpu import compile as kernels
+
+    class NoCrt:
+        def __init__(self, **_):
+            pass
+
+        def compile(self):
+            raise cupy.cuda.compiler.CompileException(NO_CRT_LOG, "", "w1.0_wmma_hmma.cu", ())
+
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+        major = nvrtc.getVersion()[0]
+    except Exception as exc:      # no libnvrtc for CuPy: the offline path is checked below
+        skip_or_fail("TCGEMM_REQUIRE_NVRTC", f"CuPy cannot load its NVRTC ({exc})")
+    _kit(major)
+    monkeypatch.setattr(cupy, "RawModule", NoCrt)
+    with pytest.raises(KernelCompileError) as info:
+        kernels._compile.__wrapped__("w1.0_wmma_hmma.cu", "", "digest", "sm_90")
+    wheel = {13: "nvidia-cuda-crt", 12: "nvidia-cuda-nvcc-cu12"}[major]
+    assert str(info.value).splitlines()[:2] == [
+        "NVRTC could not compile kernels/w1.0_wmma_hmma.cu for sm_90.",
+        missing_header_hint(NO_CRT_LOG, major)] and wheel in str(info.value)
+
+
+def test_nvrtc_without_crt_says_which_wheel_ships_it(tmp_path):
+    """The real log of NVRTC 13, given CUDA's headers without crt/: the error names nvidia-cuda-crt."""
+    kit = _kit(13)
+    for folder in kit.include:
+        for entry in folder.iterdir():
+            if entry.name != "crt" and not (tmp_path / entry.name).exists():
+                (tmp_path / entry.name).symlink_to(entry)
+    with pytest.raises(KernelCompileError, match=r'cannot open source file "crt/mma.h"') as info:
+        compile_cubin("w1.0_wmma_hmma.cu", "sm_80", kit=replace(kit, include=(tmp_path,)))
+    assert "install the wheel nvidia-cuda-crt (pip install -r requirements-nvrtc13.txt" in str(info.value)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("source, arch", BUILDS)
 def test_nvrtc_sass_matches_claims(source, arch):
     if cuda_tool("cuobjdump") is None:

@@ -2,7 +2,6 @@
 nvcc and cuobjdump) the resources nvcc really gives Kernel 2.1."""
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
@@ -10,8 +9,8 @@ import pytest
 from tcgemm import KERNEL_DIR
 from tcgemm.arch import ARCH_LIMITS
 from tcgemm.catalog import GEMM_KERNELS, defines_for
-from tcgemm.gpu.nvrtc_offline import cuda_tool
 from tcgemm.pipelines.occupancy import occupancy, parse_res_usage
+from required import require_cuda_tool
 
 
 def test_arch_limits():
@@ -150,16 +149,6 @@ def test_parse_res_usage_rejects_duplicates_and_accepts_no_functions():
     assert parse_res_usage("Resource usage:\n Common:\n  GLOBAL:0\n") == {}
 
 
-def _require(name: str) -> str:
-    path = cuda_tool(name)
-    if path is None:
-        reason = f"{name} not found (pip install -r requirements-test.txt, or a CUDA toolkit on PATH)"
-        if os.environ.get("TCGEMM_REQUIRE_NVCC") == "1":
-            pytest.fail(reason + "; TCGEMM_REQUIRE_NVCC=1 makes this a failure")
-        pytest.skip(reason)
-    return path
-
-
 # Kernel 2.1 declares two static tiles of 64 * 4 uint4 = 4 KB each. For sm_90 nvcc (13.0) also
 # counts the 1 KB system reserve in SHARED (the cubin's .nv.shared.reserved.0 section).
 KERNEL_SMEM = 2 * 64 * 4 * 16
@@ -169,7 +158,7 @@ RESERVE_IN_SHARED = {"sm_80": 0, "sm_90": 1024}
 def resources(tmp_path, spec, arch):
     """`cuobjdump -res-usage` of a catalog kernel compiled by nvcc for `arch` as its launcher configures
     it there, parsed: (usage of its entry, the listing)."""
-    nvcc, cuobjdump = _require("nvcc"), _require("cuobjdump")
+    nvcc, cuobjdump = require_cuda_tool("nvcc"), require_cuda_tool("cuobjdump")
     cubin = tmp_path / f"{spec.key}.{arch}.cubin"
     defines = [f"-D{name}={value}" for name, value in defines_for(spec.source, arch)]
     done = subprocess.run([nvcc, "-cubin", f"-arch={arch}", "-I", str(KERNEL_DIR), *defines, "-o", str(cubin),
@@ -188,6 +177,7 @@ def test_kernel_2_1_resources(tmp_path, arch):
     assert occupancy(arch, 256, usage["registers"], KERNEL_SMEM).blocks_per_sm >= 1
 
 
+@pytest.mark.slow     # nvcc on every kernel up to 4.0
 @pytest.mark.parametrize("arch", list(RESERVE_IN_SHARED))
 def test_registers_allow_two_blocks_per_sm_until_kernel_4_0(tmp_path, arch):
     """Kernels 3.1 to 3.6 keep within 128 registers per thread, so registers leave room for two blocks

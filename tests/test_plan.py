@@ -14,7 +14,7 @@ from tcgemm.gpu.nvrtc_offline import compile_cubin, find_toolkit
 from tcgemm.pipelines.occupancy import parse_res_usage
 from tcgemm.plan import H100_SXM, TILES, GpuShape, blocks_per_sm, estimate, plan
 from tcgemm.validate import check_gemm_shape
-from test_occupancy import _require    # cuobjdump's path, or a skip (a failure with TCGEMM_REQUIRE_NVCC=1)
+from required import require_cuda_tool    # cuobjdump's path, or a skip (a failure with TCGEMM_REQUIRE_NVCC=1)
 
 # Shared memory as tcgemm.arch gives sm_80 (164 KB per SM) and sm_89 (100 KB per SM, 1536 threads).
 SM80_LIKE = GpuShape("sm_80-like", sms=108, smem_per_sm=167936, smem_per_block=166912, ceiling_tflops=312.0,
@@ -97,11 +97,12 @@ def test_plan_says_when_no_tile_fits():
         plan(1024, 1024, 1024, tiny)
 
 
+@pytest.mark.slow     # compiles Kernel 4.6 in every tile
 @pytest.mark.parametrize("tile", TILES, ids=lambda t: t.name)
 def test_tile_registers_cover_what_nvrtc_13_compiles(tmp_path, tile):
     """The model counts TileConfig.regs per thread; the sm_90 build, compiled as the launcher compiles
     it (GemmKernel.with_tile's defines), may use no more, and spills nothing."""
-    cuobjdump = _require("cuobjdump")
+    cuobjdump = require_cuda_tool("cuobjdump")
     kit = find_toolkit(13)
     if kit is None:
         pytest.skip("NVRTC 13 with its headers is not installed (requirements-nvrtc13.txt)")

@@ -83,8 +83,14 @@ def test_checks_table_names_failures_and_tolerances():
                           ("Kernel 1.0", (64, 64, 32), bad)])
     assert table.column("M×N×K") == ["256×512×128", "64×64×64", "64×64×32"]
     assert table.column("Check")[:2] == ["PASS", "PASS"] and table.column("Check")[2].startswith("FAIL: Frobenius")
-    assert len(table.notes) == 2 and table.notes[0].startswith("Kernel 1.0: ") and "1e-04" in table.notes[0]
-    assert table.notes[1].startswith("HGEMM: ") and "1e-02" in table.notes[1]
+    # one note for every tolerance, the tolerances themselves beside each check's errors
+    assert len(table.notes) == 1 and "PASS when" in table.notes[0]
+    assert table.column("Tolerance") == [1e-4, 1e-2, 1e-4] and table.column("Max tolerance")[1] == 2e-2
+    # in HTML: one verdict line naming the failure, the table folded away
+    assert table.collapse and table.verdict().startswith("1 of 3 checks FAIL: Kernel 1.0, 64×64×32: FAIL: Frob")
+    assert table.verdict().endswith("The other 2 PASS.")
+    html = table._repr_html_()
+    assert "<details" in html and "<details open" not in html and "<strong>FAIL</strong>" in html
 
 
 def comparison(ceiling=None):

@@ -60,6 +60,7 @@ def test_cases_are_exact_in_their_types(t):
                                               "grouping", "C before/after", "subnormals"})
 
 
+@pytest.mark.slow     # every pair of hypotheses on every case: half a minute
 @pytest.mark.parametrize("t", MMA_TYPES.values(), ids=lambda t: t.label)
 def test_every_pair_of_hypotheses_is_told_apart(t):
     """No two hypotheses predict the same D for every case: whichever the GPU follows, the

@@ -18,7 +18,7 @@ from tcgemm.catalog import (ELEMENTS, GEMM_KERNELS, MMA_ORDERS, PROBES, TARGET_A
                             all_sources, build_target, configured, defines_for, sass_claims, source_archs)
 from tcgemm.plan import TILES
 from tcgemm.sass_loop import function_listing, instructions
-from tcgemm.gpu.nvrtc_offline import cuda_tool
+from required import require_cuda_tool
 
 ARCHS = list(TARGET_ARCHS)
 SOURCES = all_sources()
@@ -33,21 +33,14 @@ GEMM_BUILDS = [(s, a) for s, a in BUILDS if s in GEMM_SOURCES]
 LOCAL_MEMORY = re.compile(r"\b(LDL|STL)\b")
 FUNCTION = re.compile(r"Function : (\S+)")
 
-
-def _require(name: str) -> str:
-    path = cuda_tool(name)
-    if path is None:
-        reason = f"{name} not found (pip install -r requirements-test.txt, or a CUDA toolkit on PATH)"
-        if os.environ.get("TCGEMM_REQUIRE_NVCC") == "1":
-            pytest.fail(reason + "; TCGEMM_REQUIRE_NVCC=1 makes this a failure")
-        pytest.skip(reason)
-    return path
+# nvcc compiles every kernel for every architecture here, minutes on two cores: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
 
 
 def _compile_all(out_dir, jobs) -> list[str]:
     """cuobjdump -sass listings of (source, arch, defines) jobs, compiled in parallel."""
-    nvcc = _require("nvcc")
-    cuobjdump = _require("cuobjdump")
+    nvcc = require_cuda_tool("nvcc")
+    cuobjdump = require_cuda_tool("cuobjdump")
 
     def build(job) -> str:
         source, arch, defines = job

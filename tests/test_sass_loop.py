@@ -66,6 +66,7 @@ def _compiled_hot_loops():
     return kernel_hot_loop
 
 
+@pytest.mark.slow     # compiles the kernels
 def test_hot_loops_of_the_compiled_kernels():
     """The loops the SGEMM and pipelines chapters read: 8 x 8 FFMA x 8 k per thread per K tile in
     S2; 4 x 8 tiles x 4 k16 slices of HMMA per K tile in Kernel 4.4 on sm_90 (BK = 64)."""
@@ -85,6 +86,7 @@ def test_count_before_counts_in_address_order_up_to_the_first_stop():
         sass_loop.count_before(body, "LDG", "HMMA")
 
 
+@pytest.mark.slow     # compiles the kernels
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("key, loads", [("k1.0", 4), ("k1.1", 8)])
 def test_naive_kernels_issue_a_steps_global_loads_before_storing_any(key, loads, arch):

@@ -17,8 +17,11 @@ def test_show_kernel_lists_the_kernel_and_its_wrappers():
 def test_listing_is_collapsed_and_escaped_in_html():
     listing = source.Listing("kernels/x.cu", "for (int i = 0; i < n && ok; ++i) {}\nx = \"<b>\";")
     html = listing._repr_html_()
-    assert html.startswith('<details class="tcgemm-listing">') and " open" not in html
-    assert "<summary" in html and "kernels/x.cu, 2 lines (click to show)</summary>" in html
+    assert '<details class="tcgemm-listing">' in html and " open" not in html
+    assert "<summary" in html and "kernels/x.cu, 2 lines <span" in html and "(click to show)</span></summary>" in html
+    # Open, it says "click to hide" instead (a style beside it, for JupyterLab and the book).
+    assert html.startswith("<style>") and '[open] > summary::after { content: "(click to hide)"; }' in html
+    assert listing.summary == "kernels/x.cu, 2 lines"
     assert "i &lt; n &amp;&amp; ok" in html and "&lt;b&gt;" in html and "<b>" not in html
     assert str(listing) == repr(listing) == listing.text
 

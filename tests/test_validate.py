@@ -3,9 +3,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.catalog import GEMM_KERNELS, WMMA_CASES, WMMA_KERNELS
 from tcgemm.errors import OperandError
-from tcgemm.validate import INT32_MAX, check_gemm_operands, check_gemm_shape
+from tcgemm.validate import INT32_MAX, check_addend, check_gemm_operands, check_gemm_shape
 
 K10 = GEMM_KERNELS["k1.0"]   # tiles 32 x 32 x 16
 
@@ -214,3 +214,63 @@ def test_the_grid_must_fit_cuda_limits():
     with pytest.raises(OperandError, match="65536 blocks along grid y.*at most 65535"):
         check_gemm_shape(K10, rows, K10.tile_n, K10.tile_k)
     check_gemm_shape(K10, rows - K10.tile_m, K10.tile_n, K10.tile_k)
+
+
+# --- the WMMA kernels, through the same checks ------------------------------------------------
+
+W10, W11 = WMMA_KERNELS["w1.0"], WMMA_KERNELS["w1.1"]
+
+
+def aligned(shape, dtype, order="C", skip: int = 0):
+    """Zeros of `shape` starting `skip` bytes past a 64-byte boundary."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.zeros(nbytes + 128, dtype=np.uint8)
+    start = -raw.__array_interface__["data"][0] % 64 + skip
+    return raw[start:start + nbytes].view(dtype).reshape(shape, order=order)
+
+
+@pytest.mark.parametrize("case", list(WMMA_CASES))
+def test_a_wmma_kernel_takes_the_orders_it_is_compiled_for(case):
+    a, b = WMMA_CASES[case]
+    A, B = aligned((48, 32), np.float16, a), aligned((32, 80), np.float16, b)
+    assert check_gemm_operands(W10.with_orders(a, b), A, B, aligned((48, 80), np.float32)) == (48, 80, 32)
+    other = {"C": "F", "F": "C"}
+    with pytest.raises(OperandError, match="A is .*; Kernel W1.0.* needs it"):
+        check_gemm_operands(W10.with_orders(other[a], b), A, B)
+    with pytest.raises(ValueError, match="A's memory order must be 'C' .* got 'K'"):
+        W10.with_orders("K", b)
+
+
+def test_wmma_matrices_start_32_byte_aligned_and_the_others_16():
+    spec = W10.with_orders("C", "F")
+    A, B, C = aligned((48, 32), np.float16), aligned((32, 80), np.float16, "F"), aligned((48, 80), np.float32)
+    with pytest.raises(OperandError, match="A starts at an address that is not a multiple of 32 bytes; "
+                                           "Kernel W1.0.* 32-byte aligned addresses only"):
+        check_gemm_operands(spec, aligned((48, 32), np.float16, skip=16), B)
+    with pytest.raises(OperandError, match="out starts at an address that is not a multiple of 32 bytes"):
+        check_gemm_operands(spec, A, B, aligned((48, 80), np.float32, skip=16))
+    with pytest.raises(OperandError, match="C starts at an address that is not a multiple of 32 bytes"):
+        check_addend(spec, aligned((48, 80), np.float32, skip=16), C, 48, 80, 1, 2, A, B)
+    check_addend(spec, C, C, 48, 80, 2, -1, A, B)                       # in place: out=C
+    with pytest.raises(OperandError, match="A starts at an address that is not a multiple of 16 bytes; "
+                                           "Kernel 1.0.* copies it in 16-byte chunks"):
+        check_gemm_operands(K10, aligned((64, 48), np.float16, skip=8), aligned((48, 96), np.float16, "F"))
+    out = aligned((64, 96), np.float32, skip=4)                         # the mma.sync kernels' C: anywhere
+    assert check_gemm_operands(K10, *operands(), out) == (64, 96, 48)
+
+
+def test_wmma_int8_scales_by_int32_integers_and_fp16_by_reals():
+    spec = W11.with_orders("C", "C")
+    A, B = aligned((16, 16), np.int8), aligned((16, 16), np.int8)
+    C, out = aligned((16, 16), np.int32), aligned((16, 16), np.int32)
+    for alpha, beta in ((3, -2), (np.int32(INT32_MAX), np.int64(-INT32_MAX - 1))):
+        check_addend(spec, C, out, 16, 16, alpha, beta, A, B)
+    for bad in (0.5, INT32_MAX + 1, True):
+        with pytest.raises(OperandError, match=f"beta={bad!r}: Kernel W1.1.* integer alpha and beta in int32's range"):
+            check_addend(spec, C, out, 16, 16, 1, bad, A, B)
+    A16, B16, out32 = aligned((16, 16), np.float16), aligned((16, 16), np.float16, "F"), aligned((16, 16), np.float32)
+    check_addend(W10, None, out32, 16, 16, 0.5, 0, A16, B16)
+    with pytest.raises(OperandError, match="beta=2 needs a C to scale"):
+        check_addend(W10, None, out32, 16, 16, 1, 2, A16, B16)
+    with pytest.raises(OperandError, match="Kernel 1.0.* computes A @ B only"):
+        check_addend(K10, None, out32, 16, 16, 2, 0, A16, B16)

@@ -6,7 +6,6 @@ fence.proxy.async as FENCE.VIEW.ASYNC.S.
 
 Needs an NVRTC with its headers and cuobjdump (tests/test_nvrtc.py's rules: skipped without them
 unless TCGEMM_REQUIRE_NVRTC=1)."""
-import os
 import re
 
 import pytest
@@ -18,6 +17,7 @@ from tcgemm.gpu.compile import arch_specific_target
 from tcgemm.gpu.nvrtc_offline import (WHEEL_LAYOUT, compile_cubin, compile_source_text, cuda_tool, cuobjdump_sass,
                                       find_toolkit)
 from tcgemm.gpu.sass import WGMMA_OPS, function_ops, wgmma_sass_table
+from required import skip_or_fail
 
 SOURCE = PROBES["wgmma"].source
 
@@ -26,9 +26,7 @@ def _tools(major: int = 13):
     kit = find_toolkit(major)
     missing = "an NVRTC with its headers" if kit is None else "cuobjdump" if cuda_tool("cuobjdump") is None else None
     if missing:
-        if os.environ.get("TCGEMM_REQUIRE_NVRTC") == "1":
-            pytest.fail(f"no {missing} for CUDA {major}; TCGEMM_REQUIRE_NVRTC=1 makes this a failure")
-        pytest.skip(f"no {missing} for CUDA {major}")
+        skip_or_fail("TCGEMM_REQUIRE_NVRTC", f"no {missing} for CUDA {major}")
     return kit
 
 
@@ -65,6 +63,7 @@ def _functions(listing: str) -> dict[str, str]:
     return dict(zip(parts[1::2], parts[2::2]))
 
 
+@pytest.mark.slow     # compiles Kernels 5.7 and 5.8 in every memory order
 @pytest.mark.parametrize("key", ["k5.7", "k5.8"])
 @pytest.mark.parametrize("case", list(WMMA_CASES))
 def test_hopper_kernels_read_each_mn_major_operand_transposed(key, case):

@@ -38,7 +38,7 @@ def test_explorer_offers_every_case_of_the_catalogue():
     assert (catalog["accesses"], catalog["layouts"], catalog["presets"]) == (
         bank_cases.ACCESSES, bank_cases.LAYOUTS, bank_cases.PRESETS)
     assert set(catalog["layout_settings"]) == set(bank_cases.LAYOUTS)
-    assert {p["kernel"] for p in bank_cases.PRESETS.values() if p["kernel"]} == set(catalog["kernels"])
+    assert {p[k] for p in bank_cases.PRESETS.values() for k in ("kernel", "source") if p[k]} == set(catalog["kernels"])
     assert BankExplorer(layout="cute").report().conflicts == 0
 
 

@@ -28,7 +28,8 @@ from tcgemm.fragments.layouts import (
 
 MIN_FONT = MIN_FONT_PT
 MAX_FONT = 9.0
-TICK_FONT = 7.0
+TICK_FONT = 7.5
+LEGEND_FONT = 7.5  # the lane key's T0..T31
 _CHAR_WIDTH = 0.62  # average glyph width of the default sans font, in font sizes
 _LINE_HEIGHT = 1.2  # line pitch at linespacing=1.0, in font sizes
 MAX_CELL_IN = 0.42
@@ -148,16 +149,16 @@ def lane_legend(ax=None) -> Figure:
         face = lane_color(lane)
         ax.add_patch(Rectangle((g, t), 1, 1, facecolor=face, edgecolor="white", linewidth=0.6))
         ax.text(g + 0.5, t + 0.5, f"T{lane}", ha="center", va="center",
-                fontsize=6.5, color=text_color_on(face), gid="legend-label")
+                fontsize=LEGEND_FONT, color=text_color_on(face), gid="legend-label")
     ax.set_xlim(0, 8)
     ax.set_ylim(4, 0)
     ax.set_xticks(np.arange(8) + 0.5, [str(g) for g in range(8)])
     ax.set_yticks(np.arange(4) + 0.5, [str(t) for t in range(4)])
     ax.tick_params(labelsize=TICK_FONT, length=0, pad=2, top=True, labeltop=True,
                    bottom=False, labelbottom=False)
-    ax.set_xlabel("groupID = lane >> 2", fontsize=7)
+    ax.set_xlabel("groupID = lane >> 2", fontsize=LEGEND_FONT)
     ax.xaxis.set_label_position("top")
-    ax.set_ylabel("lane % 4", fontsize=7)
+    ax.set_ylabel("lane % 4", fontsize=LEGEND_FONT)
     for spine in ax.spines.values():
         spine.set_visible(False)
     return ax.figure
@@ -201,7 +202,7 @@ def _legend_block(fig: Figure, axes_at, x: float, y: float, w: float, h: float) 
     ax = axes_at(x + (w - legend_w) / 2, y + (h - legend_h) / 2 + 0.3, legend_w, legend_h)
     lane_legend(ax)
     ax.text(4, 4.35, "cell: lane T, element · register R\n"
-            "lane = 4 · groupID + lane % 4", ha="center", va="top", fontsize=7, gid="legend-note")
+            "lane = 4 · groupID + lane % 4", ha="center", va="top", fontsize=LEGEND_FONT, gid="legend-note")
 
 
 def mma_product_figure(shape: str = "m16n8k16", ab_type: str | None = None,

@@ -9,6 +9,10 @@ them every 8 columns repeat mma.sync's m16n8 accumulator layout (tcgemm.fragment
 
     row = 16 * w + groupID + 8 * ((i >> 1) & 1)
     col = 8 * (i >> 2) + 2 * threadID_in_group + (i & 1)      for d_i, i = 0 .. N/2 - 1
+
+The shapes are the PTX ISA's (section "Matrix Shape" of wgmma): K is 32 bytes of the input type, so
+256 for the single-bit type b1, whose product is an AND of two bits and whose sum is a population
+count (the instruction names the operation: ``.and.popc``).
 """
 from __future__ import annotations
 
@@ -37,6 +41,7 @@ class WgmmaType:
     k: int
     acc_types: tuple[str, ...]
     n_values: tuple[int, ...]
+    op: str = ""            # the operation the instruction names (b1: "and.popc"), "" for a product
 
 
 WGMMA_TYPES: dict[str, WgmmaType] = {
@@ -49,6 +54,7 @@ WGMMA_TYPES: dict[str, WgmmaType] = {
         WgmmaType("e5m2", 32, ("f32", "f16"), _DENSE_N),
         WgmmaType("s8", 32, ("s32",), _INTEGER_N),
         WgmmaType("u8", 32, ("s32",), _INTEGER_N),
+        WgmmaType("b1", 256, ("s32",), _INTEGER_N, "and.popc"),
     )
 }
 
@@ -69,12 +75,13 @@ def wgmma_shape(n: int, ab_type: str = "f16") -> str:
 
 
 def wgmma_instruction(n: int, ab_type: str = "f16", acc_type: str | None = None) -> str:
-    """wgmma.mma_async.sync.aligned.m64n<n>k<K>.<acc>.<ab>.<ab>, both operands from shared memory."""
+    """wgmma.mma_async.sync.aligned.m64n<n>k<K>.<acc>.<ab>.<ab>[.<op>], both operands from shared memory."""
     t = wgmma_type(ab_type)
     acc_type = acc_type or t.acc_types[0]
     if acc_type not in t.acc_types:
         raise ValueError(f"wgmma with .{ab_type} inputs accumulates in {', '.join(t.acc_types)}, not {acc_type!r}")
-    return f"wgmma.mma_async.sync.aligned.{wgmma_shape(n, ab_type)}.{acc_type}.{ab_type}.{ab_type}"
+    op = f".{t.op}" if t.op else ""
+    return f"wgmma.mma_async.sync.aligned.{wgmma_shape(n, ab_type)}.{acc_type}.{ab_type}.{ab_type}{op}"
 
 
 def shapes_table() -> Table:
@@ -84,7 +91,10 @@ def shapes_table() -> Table:
         n = ("8 to 256 in steps of 8" if t.n_values == _DENSE_N
              else "8, 16, 24, 32, then 48 to 256 in steps of 16")
         rows.append([t.ab_type, t.k, ", ".join(t.acc_types), n, wgmma_shape(t.n_values[-1], t.ab_type)])
-    return Table(["A/B", "K", "Accumulator", "N", "Largest"], rows, caption=f"wgmma shapes m{WGMMA_M}nNkK (dense)")
+    notes = [f"{t.ab_type}: the instruction's operation is .{t.op} (each product an AND of two bits, the sum "
+             "a population count)" for t in WGMMA_TYPES.values() if t.op]
+    return Table(["A/B", "K", "Accumulator", "N", "Largest"], rows, caption=f"wgmma shapes m{WGMMA_M}nNkK (dense)",
+                 notes=notes)
 
 
 def warpgroup_coordinates(thread: int) -> tuple[int, int, int, int]:

@@ -8,8 +8,8 @@ from typing import Callable
 
 import numpy as np
 
-from tcgemm.catalog import OPERAND_ORDERS, bench_keys
-from tcgemm.check import Check, compare as compare_outputs   # compare() below is the bench's
+from tcgemm.catalog import bench_keys
+from tcgemm.check import Check
 from tcgemm.errors import OperandError
 from tcgemm.hw import Peak, peak_for
 from tcgemm.report import BenchResult, Timing, bar_chart, bench_table, checks_table, size_label
@@ -19,30 +19,12 @@ from tcgemm.validate import check_gemm_shape
 from tcgemm.gpu import cublas
 from tcgemm.gpu.compile import current_arch
 from tcgemm.gpu.device import device_info, require_gpu
-from tcgemm.gpu.gemm import for_this_gpu, gemm, kernel_function, kernel_spec, prepare
+from tcgemm.gpu.gemm import (check_output, for_this_gpu, gemm, kernel_function, kernel_spec, poisoned, prepare,
+                              random_operands, reference)
 from tcgemm.gpu.timing import time_launches
 
 CUBLAS = "cuBLAS (cublasGemmEx)"
 CUBLAS_SGEMM = "cuBLAS SGEMM (cublasSgemm, TF32 off)"
-
-
-def random_operands(M: int, N: int, K: int, seed: int | None = None, dtype: str = "float16"):
-    """A (M, K) and B (K, N) uniform in [-1, 1) (never zeros), in the dtype and memory order the
-    kernels of that input dtype take: fp16 A row-major, B column-major; fp32 the other way round."""
-    cupy = require_gpu()
-    rng = cupy.random.default_rng(seed)
-    a_order, b_order = OPERAND_ORDERS[dtype]
-    draw = lambda rows, cols, order: (rng.random((rows, cols) if order == "C" else (cols, rows),
-                                                 dtype=np.float32) * 2 - 1).astype(dtype)
-    A, B = draw(M, K, a_order), draw(K, N, b_order)
-    return (A if a_order == "C" else A.T), (B if b_order == "C" else B.T)
-
-
-def reference(A, B):
-    """The product in higher precision than the kernels': fp16 inputs upcast to fp32 (CuPy's fp32
-    matmul; TF32 is off by default), fp32 inputs upcast to fp64."""
-    wide = np.float64 if A.dtype == np.float32 else np.float32
-    return (A.astype(wide) @ B.astype(wide)).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -55,8 +37,7 @@ class Runner:
     in_dtype: str = "float16"
 
     def new_output(self, M: int, N: int):
-        cupy = require_gpu()
-        return cupy.full((M, N), np.nan, dtype=self.out_dtype)
+        return poisoned((M, N), self.out_dtype)
 
 
 def accumulation_errors(Ks=(256, 1024, 4096, 16384), M: int = 256, N: int = 256) -> Table:
@@ -67,8 +48,8 @@ def accumulation_errors(Ks=(256, 1024, 4096, 16384), M: int = 256, N: int = 256)
     for K in Ks:
         A, B = random_operands(M, N, K)
         ref = cupy.asnumpy(reference(A, B))
-        rows.append([K, compare_outputs(cupy.asnumpy(gemm("hgemm", A, B)), ref, "float16").rel_fro,
-                     compare_outputs(cupy.asnumpy(gemm("k1.1", A, B)), ref, "float32").rel_fro])
+        rows.append([K, check_output(gemm("hgemm", A, B), ref).rel_fro,
+                     check_output(gemm("k1.1", A, B), ref).rel_fro])
     return Table(["K", Column("fp16 accumulate (HGEMM)", ".2e"), Column("fp32 accumulate (Kernel 1.1)", ".2e")],
                  rows, caption=f"Relative Frobenius error of {M} × {N} × K products against an fp32 reference")
 
@@ -98,7 +79,7 @@ def check_runner(r: Runner, M: int, N: int, K: int, seed: int | None = None) -> 
     r.prepare(A, B, C)()
     ref = reference(A, B)
     cupy.cuda.get_current_stream().synchronize()
-    return compare_outputs(cupy.asnumpy(C), cupy.asnumpy(ref), precision=r.out_dtype, K=K)
+    return check_output(C, ref, K)
 
 
 def progress_bar(done: int, total: int, label: str, width: int = 24) -> str:

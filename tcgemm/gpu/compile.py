@@ -20,7 +20,7 @@ from tcgemm import KERNEL_DIR
 from tcgemm.arch import arch_specific_target
 from tcgemm.errors import KernelCompileError
 from tcgemm.gpu.device import require_gpu
-from tcgemm.gpu.nvrtc_offline import compile_cubin, nvrtc_options, toolkit
+from tcgemm.gpu.nvrtc_offline import compile_cubin, compile_error_message, nvrtc_options, toolkit
 
 
 @lru_cache(maxsize=None)
@@ -99,9 +99,9 @@ def _compile(name: str, code: str, headers_digest: str, arch: str, defines: tupl
         module.compile()
     except cupy.cuda.compiler.CompileException as exc:
         flags = "".join(f" -D{k}={v}" for k, v in defines)
-        raise KernelCompileError(
-            f"NVRTC could not compile kernels/{name}{flags} for {arch}. Its log:\n{exc.get_message()}"
-        ) from None
+        raise KernelCompileError(compile_error_message(
+            f"NVRTC could not compile kernels/{name}{flags} for {arch}.", f"Its log:\n{exc.get_message()}",
+            kit.major)) from None
     return module
 
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from tcgemm.catalog import ELEMENTS, GemmKernel
-from tcgemm.check import compare, compare_exact
 from tcgemm.elements import decode, element
 from tcgemm.errors import UnsupportedOnGPUError
 from tcgemm.fragments.layouts import unsupported
@@ -18,7 +17,7 @@ from tcgemm.table import Column, Table
 from tcgemm.gpu import cublas
 from tcgemm.gpu.compile import current_arch
 from tcgemm.gpu.device import device_info, require_gpu
-from tcgemm.gpu.gemm import for_this_gpu, kernel_spec, poisoned, prepare
+from tcgemm.gpu.gemm import check_output, for_this_gpu, kernel_spec, poisoned, prepare, random_values
 from tcgemm.gpu.timing import time_launches
 
 
@@ -40,18 +39,15 @@ def _draw(name: str, rows: int, cols: int, rng):
     the kernel multiplies, as float64 (see `operands`)."""
     cupy = require_gpu()
     e = element(name)
-    if e.ptx == "s8":
-        x = rng.integers(-128, 128, (rows, cols)).astype(np.int8)
+    if e.ptx in ("s8", "f16"):     # the values themselves, as tcgemm.gpu.gemm.random_operands draws them
+        x = random_values(rng, (rows, cols), e.dtype)
         return x, x.astype(np.float64)
     if e.ptx in ("e4m3", "e5m2"):
         table = decode(np.arange(256, dtype=np.uint8), name)
         codes = cupy.asarray(np.flatnonzero(np.abs(table) <= 1).astype(np.uint8))
         x = codes[rng.integers(0, codes.size, (rows, cols))]
         return x, cupy.asarray(table)[x.astype(np.intp)]
-    uniform = rng.random((rows, cols), dtype=np.float32) * 2 - 1
-    if e.ptx == "f16":
-        x = uniform.astype(np.float16)
-        return x, x.astype(np.float64)
+    uniform = random_values(rng, (rows, cols), "float32")
     if e.ptx == "bf16":       # the upper half of each fp32 word: uniform values cut to bf16
         x = (uniform.view(np.uint32) >> 16).astype(np.uint16)
         return x, cupy.asarray(decode(np.arange(2**16, dtype=np.uint16), name))[x.astype(np.intp)]
@@ -72,11 +68,8 @@ def operands(name: str, M: int, N: int, K: int, seed: int | None = None):
 
 def check(name: str, C, reference, K: int):
     """C against the reference: bit for bit for int8 (tcgemm.check.compare_exact), else under the fp32
-    accumulator's tolerance for sums of K terms (tcgemm.check.compare)."""
-    cupy = require_gpu()
-    if element(name).ptx == "s8":
-        return compare_exact(cupy.asnumpy(C), cupy.asnumpy(reference).astype(np.int32))
-    return compare(cupy.asnumpy(C), cupy.asnumpy(reference), "float32", K)
+    accumulator's tolerance for sums of K terms (tcgemm.check.compare), by tcgemm.gpu.gemm.check_output."""
+    return check_output(C, reference.astype(np.int32) if element(name).ptx == "s8" else reference, K)
 
 
 def gemm(A, B, name: str, kernel: GemmKernel | None = None):
@@ -112,6 +105,9 @@ class TypeResult:
     cublas: Timing | None
     cublas_check: str
     ceiling: float | None
+    kernel_error: float | None = None   # relative Frobenius error against the reference (0 for an exact int8
+    cublas_error: float | None = None   # result); None where there is no number (no cuBLAS, a wrong int8)
+    tolerance: float | None = None      # the check's bound on that error (tcgemm.check.tolerance); None for int8
 
     def rate(self, timing: Timing | None) -> float | None:
         return self.flop / timing.median / 1e12 if timing else None
@@ -119,6 +115,23 @@ class TypeResult:
 
 def _verdict(result) -> str:
     return ("exact" if hasattr(result, "mismatches") else "PASS") if result.passed else "FAIL"
+
+
+def _error(result) -> float | None:
+    """The relative Frobenius error of a check (tcgemm.check.Check); 0 for a passed exact check, None
+    for a failed one or none."""
+    if result is None:
+        return None
+    if hasattr(result, "mismatches"):
+        return 0.0 if result.passed else None
+    return result.rel_fro
+
+
+def _error_text(r: TypeResult) -> str:
+    """'kernel / cuBLAS' relative errors, as the table shows them."""
+    def one(e):
+        return "n/a" if e is None else "0" if e == 0 else f"{e:.1e}"
+    return f"{one(r.kernel_error)} / {one(r.cublas_error)}"
 
 
 def measure(name: str, M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None,
@@ -130,29 +143,33 @@ def measure(name: str, M: int = 4096, N: int = 4096, K: int = 4096, reps: int | 
     A, B, ref = operands(name, M, N, K)
     run = prepare(spec(name), A, B)
     run()
-    kernel_check = _verdict(check(name, run.C, ref, K))
+    kernel_result = check(name, run.C, ref, K)
     C = poisoned((M, N), e.out_dtype)
     base = cublas_baseline(name, A, B, C)
-    cublas_check, cublas_time = "", None
+    cublas_result, cublas_time = None, None
     if base is not None:
         base()
-        cublas_check = _verdict(check(name, C, ref, K))
+        cublas_result = check(name, C, ref, K)
         cublas_time = time_launches(base, reps)
     rate = ceilings.measure(variant=e.variant).tflops if ceiling else None
     return TypeResult(f"{name} -> {e.out_dtype.replace('float', 'fp')}", gemm_flops(M, N, K),
-                      time_launches(run, reps), kernel_check, cublas_time, cublas_check, rate)
+                      time_launches(run, reps), _verdict(kernel_result), cublas_time,
+                      _verdict(cublas_result) if cublas_result is not None else "", rate,
+                      _error(kernel_result), _error(cublas_result), getattr(kernel_result, "tol_fro", None))
 
 
 def measure_ffma(M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None,
                  ceiling: bool = True) -> TypeResult:
     """fp32 on CUDA cores, the same way: Kernel S3 (the SGEMM chapter's) and cublasSgemm."""
     from tcgemm.gpu import ffma_ceiling
-    from tcgemm.gpu.bench import bench
+    from tcgemm.gpu.bench import bench, check_runner, runner
     sgemm, s3 = bench(["s3"], M, N, K, reps=reps)
     rate = ffma_ceiling.measure().tflops if ceiling else None
     verdict = lambda r: "PASS" if r.passed else "FAIL"
+    # bench keeps each check as text: the errors come from one more check of each, on fresh inputs
+    s3_check, sgemm_check = (check_runner(runner(key), M, N, K) for key in ("s3", "cublas-sgemm"))
     return TypeResult("fp32, FFMA (S3)", gemm_flops(M, N, K), s3.timing, verdict(s3), sgemm.timing,
-                      verdict(sgemm), rate)
+                      verdict(sgemm), rate, s3_check.rel_fro, sgemm_check.rel_fro, s3_check.tol_fro)
 
 
 def results(M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None, ceiling: bool = True):
@@ -170,16 +187,19 @@ def table(rows, skips=(), M: int = 4096, N: int = 4096, K: int = 4096) -> Table:
         kernel_rate, cublas_rate = r.rate(r.kernel), r.rate(r.cublas)
         body.append([r.label, r.kernel.median * 1e6, kernel_rate, r.cublas.median * 1e6 if r.cublas else None,
                      cublas_rate, 100 * kernel_rate / cublas_rate if cublas_rate else None, r.ceiling,
-                     f"{r.kernel_check}/{r.cublas_check or 'n/a'}"])
+                     f"{r.kernel_check}/{r.cublas_check or 'n/a'}", _error_text(r)])
+    tolerances = sorted({f"{r.tolerance:.1e}" for r in rows if r.tolerance is not None})
     notes = ["Kernel: D1 compiled for the input type; fp32: Kernel S3 on CUDA cores (FFMA). cuBLAS: "
              "cublasGemmEx (tf32: fp32 inputs, CUBLAS_COMPUTE_32F_FAST_TF32), cublasLtMatmul for e4m3 "
              "(none for e5m2 x e5m2), cublasSgemm for fp32.",
              "Rates: T/s is TFLOP/s, TOP/s for int8; ceiling: the instruction's rate measured on this GPU "
              "(mma.sync of the type, or FFMA). Check: kernel/cuBLAS against an fp64 product of the same "
-             "values (int8: exact).", *skips]
+             "values (int8: exact). Error: kernel / cuBLAS, relative Frobenius error against that product"
+             + (f"; the check's tolerance for it: {' or '.join(tolerances)} (fp32 accumulator, K = {K})"
+                if tolerances else "") + ".", *skips]
     return Table([Column("Inputs"), Column("µs", ".0f"), Column("T/s", ".0f"), Column("cuBLAS µs", ".0f"),
                   Column("cuBLAS T/s", ".0f"), Column("of cuBLAS", ".0f", unit="%"), Column("Ceiling", ".0f"),
-                  Column("Check")], body,
+                  Column("Check"), Column("Error")], body,
                  caption=f"{device_info().name}, C = A @ B at {size_label(M, N, K)}, by input type", notes=notes)
 
 

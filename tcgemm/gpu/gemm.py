@@ -1,12 +1,15 @@
-"""Launch the book's GEMM kernels, through one checked path: `prepare` checks the operands once and
-returns a launch that does nothing but launch; `launch` and `gemm` are one-shot uses of it."""
+"""Launch the book's GEMM kernels, the WMMA kernels among them, through one checked path: `prepare`
+checks the operands once and returns a launch that does nothing but launch; `launch` and `gemm` are
+one-shot uses of it. Every check of a kernel's output uses the operands, the poisoned output, the
+reference and the comparison defined here (random_operands, poisoned, reference, check_output)."""
 from __future__ import annotations
 
 from functools import lru_cache, partial
 
 import numpy as np
 
-from tcgemm.catalog import ELEMENTS, GEMM_KERNELS, ITEMSIZE, GemmKernel
+from tcgemm.catalog import ELEMENTS, GEMM_KERNELS, ITEMSIZE, OPERAND_ORDERS, WMMA_CASES, GemmKernel, WmmaKernel
+from tcgemm.check import Check, ExactCheck, compare, compare_exact
 from tcgemm.errors import UnsupportedOnGPUError
 from tcgemm.hw import peak_for
 from tcgemm.plan import MMA_SYNC_SHARE, GpuShape, plan
@@ -48,7 +51,7 @@ def _for_smem(spec: GemmKernel, limit: int) -> GemmKernel:
     return spec.for_smem(limit)
 
 
-def kernel_function(spec: GemmKernel):
+def kernel_function(spec: GemmKernel | WmmaKernel):
     """The compiled kernel of this configuration, allowed its dynamic shared memory (both done once
     per configuration, GPU and version of the source: see tcgemm.gpu.compile). UnsupportedOnGPUError
     where the kernel needs a newer GPU (Kernel 5.0: sm_90)."""
@@ -56,10 +59,12 @@ def kernel_function(spec: GemmKernel):
 
 
 @lru_cache(maxsize=None)
-def _kernel_function(spec: GemmKernel, arch: str, versions: tuple):
+def _kernel_function(spec: GemmKernel | WmmaKernel, arch: str, versions: tuple):
     if reason := spec.unsupported(arch):
         raise UnsupportedOnGPUError(reason)
-    fn = (get_arch_specific_function if spec.arch_specific else get_function)(spec.source, spec.entry, spec.defines)
+    # A WMMA kernel's macros follow from the memory orders it was configured for (WmmaKernel.defines).
+    defines = spec.defines(spec.a_order, spec.b_order) if isinstance(spec, WmmaKernel) else spec.defines
+    fn = (get_arch_specific_function if spec.arch_specific else get_function)(spec.source, spec.entry, defines)
     if spec.smem_bytes > 48 * 1024 and fn.max_dynamic_shared_size_bytes < spec.smem_bytes:
         fn.max_dynamic_shared_size_bytes = spec.smem_bytes
     return fn
@@ -107,32 +112,42 @@ def _needs_staging(spec: GemmKernel, x, order: str, K: int) -> bool:
     return spec.any_shape and (x.data.ptr % 16 != 0 or K % k_align(x) != 0)
 
 
+def zero_padded(x, rows: int, cols: int, order: str):
+    """A zero-filled (rows, cols) buffer in memory order `order`, in x's dtype, and the view of its
+    top-left corner that x is to be copied into."""
+    buffer = _gpu().zeros((rows, cols), dtype=x.dtype, order=order)
+    return buffer, buffer[:x.shape[0], :x.shape[1]]
+
+
 def _aligned_buffer(x, order: str):
-    """A zero-filled buffer for x, in x's memory order, with the contiguous dimension rounded up to
-    k_align(x) elements, and the view of it that x is copied into."""
+    """zero_padded for x in x's memory order, the contiguous dimension rounded up to k_align(x) elements."""
     rows, cols = x.shape
     align = k_align(x)
     if order == "C":
-        buffer = _gpu().zeros((rows, -(-cols // align) * align), dtype=x.dtype)
-        return buffer, buffer[:, :cols]
-    buffer = _gpu().zeros((-(-rows // align) * align, cols), dtype=x.dtype, order="F")
-    return buffer, buffer[:rows, :]
+        return zero_padded(x, rows, -(-cols // align) * align, order)
+    return zero_padded(x, -(-rows // align) * align, cols, order)
 
 
 class PreparedGemm:
-    """out = alpha * A @ B + beta * addend with one kernel configuration, on operands checked once
-    (tcgemm.gpu.gemm.prepare). Calling it launches the kernel on the current stream, with the function,
-    grid and arguments fetched when it was prepared: no checks, no lookups. A kernel edited since then
-    is not picked up: prepare again.
+    """out = alpha * A @ B + beta * addend with one kernel configuration (of GEMM_KERNELS, or a WMMA
+    kernel compiled for the memory orders of A and B), on operands checked once (tcgemm.gpu.gemm.prepare).
+    Calling it launches the kernel on the current stream, with the function, grid and arguments fetched
+    when it was prepared: no checks, no lookups. A kernel edited since then is not picked up: prepare again.
 
     An operand the kernel cannot read where it lies (rows not 16-byte aligned: see _needs_staging) is
     copied, on every call, into a zero-padded buffer allocated here: `staged` names them. A TMA kernel
     (Kernel 5.0) gets the tensor maps of A and B in their place, encoded here once, each in the memory
-    order the kernel was compiled for (Kernel 5.7: either), and one of C if it stores C by TMA (5.6)."""
+    order the kernel was compiled for (Kernel 5.7: either), and one of C if it stores C by TMA (5.6).
 
-    __slots__ = ("spec", "A", "B", "C", "M", "N", "K", "staged", "_copies", "_launch", "_reduce")
+    What is set up here on the GPU (the NaN fill of a new C, the zeroed staging buffers, memory from
+    CuPy's pool) is queued on the stream that is current here; the launch may come on another, one that
+    nothing orders after it (a non-blocking stream). So an event is recorded after the set-up, and a
+    call waits for it on its own stream (cudaStreamWaitEvent) until the event is seen done; from then
+    on a call launches and nothing else."""
 
-    def __init__(self, spec: GemmKernel, A, B, C, K: int, alpha=1.0, beta=0.0, addend=None):
+    __slots__ = ("spec", "A", "B", "C", "M", "N", "K", "staged", "_copies", "_launch", "_reduce", "_ready")
+
+    def __init__(self, spec: GemmKernel | WmmaKernel, A, B, C, K: int, alpha=1.0, beta=0.0, addend=None):
         self.spec, self.A, self.B, self.C = spec, A, B, C
         (self.M, self.N), self.K = C.shape, K
         operands, self._copies, self.staged = [], [], ()
@@ -157,6 +172,10 @@ class PreparedGemm:
             lda, ldb = leading_dimension(Ak, spec.a_order), leading_dimension(Bk, spec.b_order)
             args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(K), np.int32(lda),
                     np.int32(ldb)) + ((np.float32(1), np.float32(0), out) if split else scaling)
+        elif isinstance(spec, WmmaKernel):      # (A, B, C to add, D, M, N, K, alpha, beta), scalars in D's type
+            scalar = np.dtype(spec.out_dtype).type
+            args = (Ak, Bk, scaling[2], C, np.int32(self.M), np.int32(self.N), np.int32(K), scalar(alpha),
+                    scalar(beta))
         else:
             args = (Ak, Bk, out, np.int32(self.M), np.int32(self.N), np.int32(Ak.shape[1]))
         grid = spec.grid(self.M, self.N, device_info().sm_count)
@@ -170,8 +189,20 @@ class PreparedGemm:
             self._launch = StructLaunch(fn, grid, spec.block, maps + args[2:], spec.smem_bytes)
         else:
             self._launch = partial(fn, grid, spec.block, args, shared_mem=spec.smem_bytes)
+        self._ready = _gpu().cuda.Event(block=False, disable_timing=True)
+        self._ready.record()       # on the current stream, after everything queued above
+
+    def _wait_for_set_up(self) -> None:
+        """Order this call's stream after the set-up (the event's stream, or any other), once it is done
+        never again."""
+        if self._ready.done:
+            self._ready = None
+        else:
+            _gpu().cuda.get_current_stream().wait_event(self._ready)
 
     def __call__(self) -> None:
+        if self._ready is not None:
+            self._wait_for_set_up()
         for staged, operand in self._copies:
             staged[...] = operand
         self._launch()
@@ -179,19 +210,13 @@ class PreparedGemm:
             self._reduce[0](*self._reduce[1:])
 
 
-def poisoned(shape, dtype):
-    """A new GPU array filled with NaN, or for an integer dtype with its most negative value."""
-    fill = np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else np.nan
-    return _gpu().full(shape, fill, dtype=dtype)
-
-
-def prepare(spec: GemmKernel, A, B, C=None, *, alpha=1, beta=0, addend=None) -> PreparedGemm:
+def prepare(spec: GemmKernel | WmmaKernel, A, B, C=None, *, alpha=1, beta=0, addend=None) -> PreparedGemm:
     """Check C = alpha * A @ B + beta * addend for the kernel configuration `spec` once (GPU arrays on the
-    current device, dtypes, memory orders, shape multiples, 32-bit index limits; C's shape, dtype and
-    order; alpha, beta and the addend: Kernel 4.7 only), fetch the compiled kernel, and return the launch.
-    A: (M, K), B: (K, N) in the kernel's input dtype and orders (tcgemm.catalog); C: (M, N) row-major
-    in its output dtype, or None for a new one, `poisoned`, so an element the kernel fails to write
-    cannot pass a check."""
+    current device, dtypes, memory orders, alignment, shape multiples, 32-bit index limits; C's shape,
+    dtype and order; alpha, beta and the addend: Kernel 4.7 and the WMMA kernels only), fetch the compiled
+    kernel, and return the launch. A: (M, K), B: (K, N) in the kernel's input dtype and orders
+    (tcgemm.catalog; a WMMA kernel: with_orders); C: (M, N) row-major in its output dtype, or None for a
+    new one, `poisoned`, so an element the kernel fails to write cannot pass a check."""
     cupy = _gpu()
     M, N, K = check_gemm_operands(spec, A, B, C, device=cupy.cuda.runtime.getDevice())
     if spec.planned:
@@ -209,19 +234,35 @@ def _signature(x) -> tuple:
     return (x.data.ptr, x.shape, x.strides, x.dtype.char, x.device.id)
 
 
-_LAST_LAUNCH: list = [None, None]     # (spec, operand signatures and scalars; its prepared launch)
+class LastLaunchCache:
+    """The launch `prepared` made last, under the key of its call (the configuration, the signatures of
+    its arrays and its scalars; None for a call that must not be reused). One entry: a run of calls on
+    the same arrays reuses it, and any other call replaces it, so that it holds the arrays of one
+    launch only, for as long as that launch may be asked for again."""
+
+    __slots__ = ("key", "launch")
+
+    def __init__(self) -> None:
+        self.key, self.launch = None, None
+
+    def get(self, key, make) -> PreparedGemm:
+        """The cached launch if `key` (not None) is its key, else make(), cached under `key`."""
+        if key is None or self.key != key:
+            self.key, self.launch = key, make()
+        return self.launch
 
 
-def prepared(spec: GemmKernel, A, B, C, *, alpha=1, beta=0, addend=None) -> PreparedGemm:
+_LAST_LAUNCH = LastLaunchCache()
+
+
+def prepared(spec: GemmKernel | WmmaKernel, A, B, C, *, alpha=1, beta=0, addend=None) -> PreparedGemm:
     """prepare(...), or the launch prepared the time before when this call has the same configuration,
     the same arrays and the same scalars (that launch holds the arrays, so their memory cannot have
     been freed and reused); C None always prepares anew, into a new C."""
     arrays = (A, B, C, addend)
     key = (spec, alpha, beta) + tuple(None if x is None else _signature(x) for x in arrays) if C is not None and all(
         x is None or (hasattr(x, "data") and hasattr(x, "device")) for x in arrays) else None
-    if key is None or _LAST_LAUNCH[0] != key:
-        _LAST_LAUNCH[:] = [key, prepare(spec, A, B, C, alpha=alpha, beta=beta, addend=addend)]
-    return _LAST_LAUNCH[1]
+    return _LAST_LAUNCH.get(key, lambda: prepare(spec, A, B, C, alpha=alpha, beta=beta, addend=addend))
 
 
 def launch(spec: GemmKernel, A, B, C) -> None:
@@ -236,3 +277,76 @@ def gemm(key: str, A, B, spec: GemmKernel | None = None):
     run = prepare(for_this_gpu(kernel_spec(key)) if spec is None else spec, A, B)
     run()
     return run.C
+
+
+# ---- the operands and results of every check ----------------------------------------------------
+
+ADDEND_DTYPES = {"float16": "float32", "float32": "float32", "int8": "int32"}   # C to add, by input dtype
+
+
+def random_values(rng, size, dtype: str):
+    """Random values of `dtype`, an array of `size` (a length or a shape), from the CuPy generator rng:
+    floats uniform in [-1, 1) (drawn in fp32, then rounded), int8 uniform over all 256 values, int32
+    uniform in [-2^20, 2^20)."""
+    if np.dtype(dtype).kind == "f":
+        return (rng.random(size, dtype=np.float32) * 2 - 1).astype(dtype)
+    bits = {"int8": 8, "int32": 21}[str(np.dtype(dtype))]
+    return rng.integers(-2 ** (bits - 1), 2 ** (bits - 1), size=size, dtype=np.int64).astype(dtype)
+
+
+def random_operands(M: int, N: int, K: int, seed: int | None = None, dtype: str = "float16",
+                    orders: tuple[str, str] | None = None, *, offset: int = 0, addend: bool = False):
+    """Random A (M, K) and B (K, N) of input dtype `dtype` (fp16 and fp32 uniform in [-1, 1), so never all
+    zeros; int8 uniform over all 256 values), A and B in `orders` ('C' row-major, 'F' column-major; by
+    default the orders the kernels of that dtype take: tcgemm.catalog.OPERAND_ORDERS), and with `addend`
+    a row-major C (M, N) to add, in the output dtype of those inputs (ADDEND_DTYPES; int32 in
+    [-2^20, 2^20)): (A, B) or (A, B, C). `offset`: each array a view starting that many elements into an
+    allocation of its own (16-byte aligned only where those elements make a multiple of 16 bytes)."""
+    rng = _gpu().random.default_rng(seed)
+    a_order, b_order = orders or OPERAND_ORDERS[dtype]
+
+    def draw(rows, cols, order, kind):
+        return random_values(rng, offset + rows * cols, kind)[offset:].reshape((rows, cols), order=order)
+
+    A, B = draw(M, K, a_order, dtype), draw(K, N, b_order, dtype)
+    return (A, B, draw(M, N, "C", ADDEND_DTYPES[dtype])) if addend else (A, B)
+
+
+def case_operands(case: str, M: int, N: int, K: int, dtype: str = "float16", offset: int = 0,
+                  seed: int | None = None):
+    """random_operands with a C, A and B in the memory orders of `case` (a key of tcgemm.catalog.WMMA_CASES:
+    "A B" is both row-major, "A^T B^T" both column-major)."""
+    if case not in WMMA_CASES:
+        raise ValueError(f"unknown case {case!r}; the cases are: {', '.join(WMMA_CASES)}")
+    return random_operands(M, N, K, seed, dtype, WMMA_CASES[case], offset=offset, addend=True)
+
+
+def poisoned(shape, dtype):
+    """A new GPU array filled with NaN, or for an integer dtype with its most negative value."""
+    fill = np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else np.nan
+    return _gpu().full(shape, fill, dtype=dtype)
+
+
+def reference(A, B, C=None, alpha=1, beta=0):
+    """alpha * A @ B + beta * C in more precision than the kernels': fp16 inputs upcast to fp32 (CuPy's
+    fp32 matmul; TF32 is off by default), fp32 inputs to fp64, the product rounded to fp32, then scaled
+    in fp32; int8 inputs exactly, with int32's wrap-around: A @ B in fp64 (exact: every sum stays below
+    2^53), then alpha * AB + beta * C in int64, reduced mod 2^32. C is read only where beta != 0."""
+    if np.dtype(A.dtype).kind == "i":
+        ab = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.int64)
+        wide = np.int64(alpha) * ab + (np.int64(beta) * C.astype(np.int64) if beta != 0 else 0)
+        return ((wide + 2**31) % 2**32 - 2**31).astype(np.int32)
+    wide = np.float64 if A.dtype == np.float32 else np.float32
+    ref = alpha * (A.astype(wide) @ B.astype(wide)).astype(np.float32)
+    return ref + beta * C if beta != 0 else ref
+
+
+def check_output(out, ref, K: int | None = None) -> Check | ExactCheck:
+    """A kernel's output against `reference`, on the host: an integer one bit for bit
+    (tcgemm.check.compare_exact), a float one under tcgemm.check's tolerance of its precision (fp32 or
+    fp16 accumulation), for sums of K terms where K is given (tcgemm.check.tolerance), else the fixed one."""
+    cupy = _gpu()
+    out, ref = cupy.asnumpy(out), cupy.asnumpy(ref)
+    if np.dtype(out.dtype).kind == "i":
+        return compare_exact(out, ref)
+    return compare(out, ref, str(out.dtype), K)

@@ -13,11 +13,11 @@ import numpy as np
 
 from tcgemm.catalog import ORDER_NAMES, WMMA_CASES, GemmKernel
 from tcgemm.report import size_label
-from tcgemm.table import Table
+from tcgemm.table import Column, Table
 from tcgemm.gpu import cublas, wmma
 from tcgemm.gpu.device import require_gpu
-from tcgemm.gpu.gemm import for_this_gpu, kernel_spec, prepare
-from tcgemm.gpu.matmul import case_operands, order_table
+from tcgemm.gpu.gemm import case_operands, check_output, for_this_gpu, kernel_spec, prepare, reference
+from tcgemm.gpu.matmul import order_table
 
 KEY = "k5.7"
 # The cases in the order the tables list them: K-major first (A row-major, B column-major).
@@ -36,7 +36,7 @@ def check(case: str, M: int, N: int, K: int, offset: int = 0, seed: int | None =
     A, B, _ = case_operands(case, M, N, K, offset=offset, seed=seed)
     run = prepare(spec_for(case, key), A, B)
     run()
-    return wmma.compare_result(np.float32, run.C, wmma.exact_reference(np.float32, A, B, None, 1, 0))
+    return check_output(run.C, reference(A, B))
 
 
 def checks(shapes=SHAPES, offsets=(0, 3), key: str = KEY) -> Table:
@@ -45,8 +45,8 @@ def checks(shapes=SHAPES, offsets=(0, 3), key: str = KEY) -> Table:
     rows = [[ORDER_NAMES[WMMA_CASES[case][0]], ORDER_NAMES[WMMA_CASES[case][1]], size_label(*mnk)] +
             [wmma.verdict(check(case, *mnk, offset, key=key)) for offset in offsets]
             for case in CASES for mnk in shapes]
-    return Table(["A", "B", "M×N×K"] + [f"offset {offset}" for offset in offsets], rows,
-                 caption=f"{kernel_spec(key).title}: C = A @ B on fresh random inputs",
+    return Table(["A", "B", "M×N×K"] + [Column(f"offset {offset}", verdict=True) for offset in offsets],
+                 rows, collapse=True, caption=f"{kernel_spec(key).title}: C = A @ B on fresh random inputs",
                  notes=["offset n: each array starts n elements into its allocation (3: not 16-byte aligned, so "
                         "the launcher copies it into an aligned buffer first, as it does a column-major A "
                         "whose M, or a row-major B whose N, is not a multiple of 8)",

@@ -21,7 +21,8 @@ from tcgemm.errors import OperandError
 from tcgemm.validate import check_device, memory_order
 from tcgemm.gpu import wmma
 from tcgemm.gpu.device import require_gpu
-from tcgemm.gpu.gemm import for_this_gpu, kernel_spec, prepare, prepared
+from tcgemm.gpu.gemm import (case_operands, check_output, for_this_gpu, kernel_spec, poisoned, prepare, prepared,
+                              reference, zero_padded)
 
 DEFAULT_KERNELS = {"float16": "k4.7", "int8": "w1.1"}
 WMMA_TILE = 16
@@ -57,8 +58,8 @@ def _padded(x, rows: int, cols: int, order: str):
     """x, or a zero-filled (rows, cols) array in x's memory order holding x in its top-left corner."""
     if x.shape == (rows, cols) and x.data.ptr % 32 == 0:
         return x
-    padded = require_gpu().zeros((rows, cols), dtype=x.dtype, order=order)
-    padded[: x.shape[0], : x.shape[1]] = x
+    padded, corner = zero_padded(x, rows, cols, order)
+    corner[...] = x
     return padded
 
 
@@ -88,36 +89,13 @@ def _padded_wmma(key: str, A, B, out, alpha, beta, C):
 
 # ---- checks and timings -----------------------------------------------------------------------
 
-def case_operands(case: str, M: int, N: int, K: int, dtype: str = "float16", offset: int = 0,
-                  seed: int | None = None):
-    """Random A (M, K), B (K, N) in the memory orders of `case` (tcgemm.catalog.WMMA_CASES: "A B" is
-    both row-major, "A^T B^T" both column-major) and a row-major C (M, N), none of them zero. `offset`:
-    each array a view starting that many elements into a larger allocation (not 16-byte aligned
-    unless a multiple of 8)."""
-    cupy = require_gpu()
-    rng = cupy.random.default_rng(seed)
-    a_order, b_order = WMMA_CASES[case]
-    out_dtype = "float32" if dtype == "float16" else "int32"
-
-    def draw(rows, cols, order, kind):
-        if kind == "float16" or kind == "float32":
-            flat = (rng.random(offset + rows * cols, dtype=np.float32) * 2 - 1).astype(kind)
-        else:
-            bits = 8 if kind == "int8" else 21
-            flat = rng.integers(-2 ** (bits - 1), 2 ** (bits - 1), size=offset + rows * cols).astype(kind)
-        return flat[offset:].reshape((rows, cols), order=order)
-
-    return draw(M, K, a_order, dtype), draw(K, N, b_order, dtype), draw(M, N, "C", out_dtype)
-
-
 def check(case: str, M: int, N: int, K: int, alpha=1, beta=0, *, dtype: str = "float16", offset: int = 0,
           tile: str | None = None, seed: int | None = None):
     """tcgemm.matmul on fresh random operands of `case`, into a poisoned output, against the
     reference (fp16: fp32 tolerance of tcgemm.check; int8: bit for bit). `tile` ("64x128/3"): force
     that tile and split of Kernel 4.7 instead of the planned one."""
     A, B, C = case_operands(case, M, N, K, dtype, offset, seed)
-    poison = np.nan if C.dtype == np.float32 else np.iinfo(np.int32).min
-    out = require_gpu().full((M, N), poison, dtype=C.dtype)
+    out = poisoned((M, N), C.dtype)
     if tile is None:
         matmul(A, B, out=out, alpha=alpha, beta=beta, C=C)
     else:
@@ -125,7 +103,7 @@ def check(case: str, M: int, N: int, K: int, alpha=1, beta=0, *, dtype: str = "f
         name, splits = tile.split("/")
         spec = kernel_spec("k4.7").with_orders(*WMMA_CASES[case]).with_tile(tile_named(name), int(splits))
         prepare(spec, A, B, out, alpha=alpha, beta=beta, addend=C)()
-    return wmma.compare_result(C.dtype, out, wmma.exact_reference(C.dtype, A, B, C, alpha, beta))
+    return check_output(out, reference(A, B, C, alpha, beta))
 
 
 def order_timings(M: int = 4096, N: int = 4096, K: int = 4096, repeats: int = 2) -> "Table":
@@ -178,8 +156,7 @@ def order_table(runs, label_columns, M: int, N: int, K: int, repeats: int, base:
     verdicts = []
     for _, _, run, A, B, out in runs:
         run()
-        ref = wmma.exact_reference(np.float32, A, B, None, 1, 0)
-        verdicts.append(wmma.verdict(wmma.compare_result(np.float32, out, ref)))
+        verdicts.append(wmma.verdict(check_output(out, reference(A, B))))
     rows = []
     for round_, times in enumerate(median_rounds([run[2] for run in runs], repeats)):
         for (labels, case, *_), seconds, verdict in zip(runs, times, verdicts):
@@ -187,16 +164,18 @@ def order_table(runs, label_columns, M: int, N: int, K: int, repeats: int, base:
             rows.append([round_ + 1, *labels, a, b, seconds * 1e6, 2 * M * N * K / seconds / 1e12,
                          100 * times[base] / seconds, verdict])
     return Table(["Run", *label_columns, "A", "B", Column("µs", ".0f"), Column("TFLOP/s", ".1f"),
-                  Column("% of K-major", ".0f", unit="%"), "Check"], rows,
+                  Column("% of K-major", ".0f", unit="%"), Column("Check", detail=True, verdict=True)], rows,
                  caption=f"{device_info().name}, {operation}, fp16 in, fp32 out, at {size_label(M, N, K)}",
                  notes=[f"µs: median of timed runs, L2 flushed before each; the list runs {repeats} times in turn",
                         note])
 
 
 def _short(result) -> str:
+    from tcgemm.table import Verdict
+
     if not result.passed:
         return wmma.verdict(result)
-    return f"PASS ({result.rel_fro:.0e})" if hasattr(result, "rel_fro") else "PASS (exact)"
+    return Verdict.of(result, f"PASS ({result.rel_fro:.0e})" if hasattr(result, "rel_fro") else "PASS (exact)")
 
 
 def checks(shapes=((129, 257, 75), (1000, 1003, 1007), (1, 4096, 4096)), offsets=(0, 3)) -> "Table":
@@ -204,13 +183,13 @@ def checks(shapes=((129, 257, 75), (1000, 1003, 1007), (1, 4096, 4096)), offsets
     16-byte aligned and on views that do not (offset in elements), with alpha = 2, beta = -1 and a C:
     one row per input type, case and shape, one column per offset."""
     from tcgemm.report import size_label
-    from tcgemm.table import Table
+    from tcgemm.table import Column, Table
 
     rows = [[dtype, case, size_label(*mnk)] + [_short(check(case, *mnk, 2, -1, dtype=dtype, offset=offset))
                                                for offset in offsets]
             for dtype in ("float16", "int8") for case in WMMA_CASES for mnk in shapes]
-    return Table(["Inputs", "Case", "M×N×K"] + [f"offset {offset}" for offset in offsets], rows,
-                 caption="tcgemm.matmul: D = 2 A B - C on fresh random inputs",
+    return Table(["Inputs", "Case", "M×N×K"] + [Column(f"offset {offset}", verdict=True) for offset in offsets],
+                 rows, collapse=True, caption="tcgemm.matmul: D = 2 A B - C on fresh random inputs",
                  notes=["offset n: each array starts n elements into its allocation (3: not 16-byte aligned, so "
                         "the launcher copies it into an aligned buffer first)",
                         "fp16: relative error, within the fp32 tolerance of tcgemm.check; int8: every int32 "

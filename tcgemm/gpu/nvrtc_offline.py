@@ -14,6 +14,7 @@ They are looked for in the `nvidia` package folders of this Python, then in SIDE
 from __future__ import annotations
 
 import ctypes
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,11 @@ WHEEL_LAYOUT = {
     12: ("cuda_nvrtc/lib/libnvrtc.so.12", ("cuda_runtime/include", "cuda_cccl/include", "cuda_nvcc/include")),
 }
 REQUIREMENTS = {13: "requirements-nvrtc13.txt", 12: "requirements-nvrtc12.txt"}
+# Headers the kernels include that a CUDA set may lack, and the wheel that ships each, per CUDA major:
+# WMMA's <mma.h> (kernels/w1.*, probe_wmma.cu) includes crt/mma.h, which neither runtime wheel ships
+# (CuPy installed with the runtime headers alone, as on stock images, cannot compile them).
+HEADER_WHEELS = {"crt/mma.h": {13: "nvidia-cuda-crt", 12: "nvidia-cuda-nvcc-cu12"}}
+_CANNOT_OPEN = re.compile(r'cannot open source file "([^"]+)"')
 
 
 def _nvidia_dirs() -> list[Path]:
@@ -176,6 +182,24 @@ def nvrtc_version(kit: Toolkit) -> tuple[int, int]:
     return _nvrtc(kit.library).version()
 
 
+def missing_header_hint(log: str, major: int) -> str:
+    """One line per header of HEADER_WHEELS that NVRTC's log says it could not open, naming the wheel
+    of CUDA `major` that ships it; "" when the log names none."""
+    lines = []
+    for header in dict.fromkeys(_CANNOT_OPEN.findall(log)):
+        wheel = HEADER_WHEELS.get(header, {}).get(major)
+        if wheel:
+            lines.append(f"NVRTC {major} found no {header}: install the wheel {wheel} (pip install -r "
+                         f"{REQUIREMENTS[major]}, or pip install {wheel} of the same version as NVRTC).")
+    return "\n".join(lines)
+
+
+def compile_error_message(what: str, log: str, major: int) -> str:
+    """The message of a failed compile: `what` (NVRTC could not compile which source, for which target),
+    the wheel to install where the log says a header is missing (missing_header_hint), then the log."""
+    return "\n".join(line for line in (what, missing_header_hint(log, major), log) if line)
+
+
 def compile_source_text(code: str, name: str, arch: str, defines: tuple[tuple[str, int], ...] = (),
                         kit: Toolkit | None = None) -> bytes:
     """Compile CUDA source text to a cubin for `arch` with `kit` (default: the newest installed);
@@ -184,9 +208,8 @@ def compile_source_text(code: str, name: str, arch: str, defines: tuple[tuple[st
     options = nvrtc_options(arch, defines, kit)
     ok, cubin, log = _nvrtc(kit.library).compile(code, name, options)
     if not ok:
-        raise KernelCompileError(
-            f"NVRTC {kit.major} could not compile {name} for {arch}.\nOptions: {' '.join(options)}\n{log}"
-        )
+        raise KernelCompileError(compile_error_message(
+            f"NVRTC {kit.major} could not compile {name} for {arch}.\nOptions: {' '.join(options)}", log, kit.major))
     return cubin
 
 

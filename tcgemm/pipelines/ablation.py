@@ -149,3 +149,15 @@ def ablation_figure(measurements, title: str | None = None):
     if title:
         ax.set_title(title, fontsize=10)
     return fig
+
+
+def knockout_table(kernel: str, scaling: dict, Ks, K: int = 4096) -> Table:
+    """Kernel 4.4's time against K as written and with measurement switches on (the dict of
+    tcgemm.gpu.bench.switch_scaling: label -> (seconds at each of Ks, its tcgemm.pipelines.scaling fit)):
+    the main loop's rate, the time outside it, that time's share at K, and the times the fit went through.
+    The pipelines chapter's table without its ceiling column, for the predictions of this page."""
+    rows = [[label, fit.loop_tflops, fit.fixed_us, 100 * fit.share_fixed(K), ", ".join(f"{t * 1e6:.0f}" for t in times)]
+            for label, (times, fit) in scaling.items()]
+    return Table([kernel, Column("Main loop TFLOP/s", ".1f"), Column("Outside the loop (µs)", ".1f"),
+                  Column(f"% of the time at K = {K}", ".1f"),
+                  Column(f"µs at K = {', '.join(f'{k // 1024}k' for k in Ks)}", align="right")], rows)

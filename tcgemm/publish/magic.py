@@ -60,3 +60,6 @@ def load_ipython_extension(ipython):
     # never imports pyplot (which is what would otherwise install the inline backend's formatter).
     from IPython.core.pylabtools import select_figure_formats
     select_figure_formats(ipython, {"png"})
+    # And record each one's dark variant for the book's dark mode.
+    from tcgemm.publish.dark_png import add_dark_figures
+    add_dark_figures(ipython.display_formatter)

@@ -4,8 +4,10 @@ For each notebook, in order:
   1. stamp ``metadata["tcgemm"]["recorded_on"]`` with the GPU, CUDA and CuPy versions and the date,
      and save the notebook (so a cell can read and show the stamp of the run that is recording it);
   2. execute it top to bottom with nbclient (kernel python3, cwd = the notebook's folder,
-     widget state stored so the book can render ipywidgets);
-  3. write the executed notebook back.
+     widget state stored so the book can render ipywidgets, every figure recorded with its dark
+     variant: tcgemm.publish.dark_png);
+  3. write the executed notebook back, in the form JupyterLab keeps (tcgemm.publish.lab_form: the
+     kernelspec JupyterLab writes, integral floats as ints), so that it opens unmodified in `make lab`.
 If a cell raises, the notebook file is put back as it was (no stamp without the outputs it vouches
 for) and the command exits non-zero, naming the notebook and the cell.
 """
@@ -17,9 +19,11 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from tcgemm.publish.lab_form import jupyterlab_form
 from tcgemm.publish.notebook import describe_stamp
 
 KERNEL_NAME = "python3"
+DARK_FIGURES_EXTENSION = "tcgemm.publish.dark_png"
 CELL_TIMEOUT_S = 600
 
 
@@ -72,7 +76,7 @@ def record_notebook(path: Path, stamp: dict) -> float:
     original = path.read_bytes()
     nb = nbformat.reads(original.decode("utf-8"), as_version=4)
     nb.metadata.setdefault("tcgemm", {})["recorded_on"] = stamp
-    nbformat.write(nb, str(path))
+    nbformat.write(jupyterlab_form(nb), str(path))
 
     started = {"index": None}
 
@@ -87,6 +91,9 @@ def record_notebook(path: Path, stamp: dict) -> float:
         store_widget_state=True,
         record_timing=False,  # no per-cell timestamps: smaller diffs between recordings
         on_cell_start=on_cell_start,
+        # Every figure recorded with its dark variant, for the book's dark mode (tcgemm.dark_mode),
+        # in the notebooks that load no tcgemm extension too.
+        extra_arguments=[f"--InteractiveShellApp.extra_extensions={DARK_FIGURES_EXTENSION}"],
     )
     t0 = time.perf_counter()
     try:
@@ -98,7 +105,7 @@ def record_notebook(path: Path, stamp: dict) -> float:
         raise RecordError(f"{path}: {where} failed: {detail}\n"
                           f"{path} was left as it was before recording.") from exc
     seconds = time.perf_counter() - t0
-    nbformat.write(nb, str(path))
+    nbformat.write(jupyterlab_form(nb), str(path))  # language_info: the recording kernel's (nbclient)
     return seconds
 
 

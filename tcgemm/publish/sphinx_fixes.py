@@ -6,9 +6,6 @@ from urllib.parse import quote
 
 from docutils import nodes
 
-# Where the widget embedder lives (the same URL as in _config.yml's nb_ipywidgets_js).
-HTML_MANAGER = "https://cdn.jsdelivr.net/npm/@jupyter-widgets/html-manager@1.0.6/dist"
-
 
 def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
     # Sphinx 7.4 lists an inline script that an extension adds after the builder started twice
@@ -49,7 +46,9 @@ def _visit_full_size_link(self, node):
     uri = node.children[0]["uri"]
     if uri in self.builder.images:
         uri = posixpath.join(self.builder.imgpath, quote(self.builder.images[uri]))
-    self.body.append(f'<a class="tcgemm-full-size" href="{escape(uri)}" title="Open the figure at full size" '
+    # A figure's light or dark variant (tcgemm.publish.dark_figures): its link is shown in that mode only.
+    modes = "".join(f" {c}" for c in node.children[0].get("classes", ()) if c in ("only-light", "only-dark"))
+    self.body.append(f'<a class="tcgemm-full-size{modes}" href="{escape(uri)}" title="Open the figure at full size" '
                      'style="cursor: zoom-in">')
 
 
@@ -61,9 +60,4 @@ def setup(app):
     app.connect("html-page-context", _drop_duplicate_scripts)
     app.add_node(full_size_link, html=(_visit_full_size_link, _depart_full_size_link))
     app.connect("doctree-resolved", _link_output_images)
-    # html-manager 1.x locates its Font Awesome files next to the RequireJS URL of its AMD modules,
-    # by default the page's own folder (404s); RequireJS reads `var require` as its configuration.
-    app.add_js_file(None, priority=100, body=(
-        'var require = {paths: {"@jupyter-widgets": "%s", "@jupyter-widgets/html-manager/dist": "%s"}};'
-        % (HTML_MANAGER, HTML_MANAGER)))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

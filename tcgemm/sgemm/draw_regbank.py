@@ -10,14 +10,18 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from tcgemm.style import GROUP_HUES, MIN_FONT_PT, MUTED_FACE, new_figure, text_color_on
+from tcgemm.style import GROUP_HUES, MUTED_FACE, new_figure, text_color_on
 from tcgemm.sgemm.regbank import (
     MAXWELL, SIZE, Numbering, RegisterFile, check_order, instructions, naive_numbering, order_named,
     row_by_row, simulate, summarize,
 )
 
-CELL_IN = 0.46
+CELL_IN = 0.56  # a register or FFMA cell: room for its labels at 8 points (11 px) and 7.5 (10.4 px)
 GAP = 0.25  # between the a column / b row and the C block, in cells
+# A register's bank digit, in its corner (10.4 px).
+BANK_PT = 7.5
+# Text over the FFMA path is set on the cell's face, so that the line does not cross its glyphs.
+_ON_CELL = dict(boxstyle="square,pad=0.05", facecolor=MUTED_FACE, edgecolor="none")
 
 
 def bank_color(bank: int) -> tuple[float, float, float]:
@@ -53,9 +57,9 @@ def _register_cell(ax, x, y, register: int, rf: RegisterFile, label: str) -> Non
     face = bank_color(bank)
     ink = text_color_on(face)
     ax.add_patch(Rectangle((x, y), 1, 1, facecolor=face, edgecolor="white", linewidth=1, gid="register"))
-    ax.text(x + 0.5, y + 0.55, label, ha="center", va="center", fontsize=7, color=ink,
+    ax.text(x + 0.5, y + 0.57, label, ha="center", va="center", fontsize=8, color=ink,
             linespacing=1.0, gid="register-label")
-    ax.text(x + 0.93, y + 0.08, str(bank), ha="right", va="top", fontsize=MIN_FONT_PT, color=ink, gid="bank-label")
+    ax.text(x + 0.84, y + 0.14, str(bank), ha="right", va="top", fontsize=BANK_PT, color=ink, gid="bank-label")
 
 
 def _outline(ax, x, y) -> None:
@@ -78,7 +82,7 @@ def _bank_legend(ax, rf: RegisterFile, y: float) -> None:
     for bank in range(rf.banks):
         x = 1 + GAP + 2 * bank
         ax.add_patch(Rectangle((x, y), 0.5, 0.5, facecolor=bank_color(bank), gid="legend"))
-        ax.text(x + 0.65, y + 0.25, f"bank {bank}", va="center", fontsize=7, gid="legend-label")
+        ax.text(x + 0.65, y + 0.25, f"bank {bank}", va="center", fontsize=8, gid="legend-label")
 
 
 def _title(fig: Figure, *lines: str) -> None:
@@ -124,16 +128,17 @@ def order_figure(order, numbering: Numbering | None = None, rf: RegisterFile = M
     for number, step in enumerate(steps, start=1):
         i, j = step.instruction.cell
         ax.add_patch(Rectangle((j, i), 1, 1, facecolor=MUTED_FACE, edgecolor="white", linewidth=1, gid="cell"))
-        ax.text(j + 0.5, i + 0.4, str(number), ha="center", va="center", fontsize=7, gid="step-label")
+        ax.text(j + 0.5, i + 0.38, str(number), ha="center", va="center", fontsize=8, bbox=_ON_CELL,
+                gid="step-label")
         if step.hits:
-            ax.text(j + 0.5, i + 0.78, "·".join(step.hits), ha="center", va="center", fontsize=MIN_FONT_PT,
-                    color="#0072B2", gid="hit-label")
+            ax.text(j + 0.5, i + 0.76, "·".join(step.hits), ha="center", va="center", fontsize=8,
+                    color="#0072B2", bbox=_ON_CELL, gid="hit-label")
         if numbering is not None and step.conflict:
             _outline(ax, j, i)
     for k in range(SIZE):
-        ax.text(-0.12, k + 0.5, str(k), ha="right", va="center", fontsize=7, gid="index-label")
-        ax.text(k + 0.5, -0.1, str(k), ha="center", va="bottom", fontsize=7, gid="index-label")
-    ax.text(-0.12, -0.1, "i \\ j", ha="right", va="bottom", fontsize=7, gid="index-label")
+        ax.text(-0.12, k + 0.5, str(k), ha="right", va="center", fontsize=8, gid="index-label")
+        ax.text(k + 0.5, -0.1, str(k), ha="center", va="bottom", fontsize=8, gid="index-label")
+    ax.text(-0.12, -0.1, "i \\ j", ha="right", va="bottom", fontsize=8, gid="index-label")
     centres = [(j + 0.5, i + 0.5) for i, j in pairs]
     xs, ys = zip(*centres)
     ax.plot(xs, ys, color="#D55E00", linewidth=0.9, alpha=0.8, gid="path")

@@ -209,7 +209,7 @@ def writeback_figure(tile: int = 64, p: int = 0, highlight_tid: int = 0) -> Figu
             if who == tid:
                 _outline(ax_stage, c.col4, c.stage_row, 1, 1)
     for s in range(rows):
-        _cell(ax_stage, cols, s, pad_cols, 1, PAD_FACE, "pad" if s == 0 else "", 6, "pad", hatch="//")
+        _cell(ax_stage, cols, s, pad_cols, 1, PAD_FACE, "pad" if s == 0 else "", 7, "pad", hatch="//")
     ax_stage.axhline(rows // 2, color=TILE_EDGE, linewidth=1.2)
     ax_stage.axvline(cols // 2, color=TILE_EDGE, linewidth=1.2)
     tick_step = 2 if tile == 64 else 4

@@ -23,19 +23,21 @@ import math
 
 import numpy as np
 
+from tcgemm.catalog import GEMM_KERNELS
 from tcgemm.smem import banks, notation
 from tcgemm.smem.canonical import SWIZZLE_MODES, cute_notation
 from tcgemm.source import copies_with_cp_async
 
-# The presets come from the kernels: Kernel 2.0's tiles are 32 fp16 wide (BK = 32).
+# The accesses (the explorer's menu; no kernel named: a preset names its own, see describe).
+# Kernel 2.0's tiles are 32 fp16 wide (BK = 32).
 ACCESSES = {
-    "ldmatrix-x4-A": "ldmatrix.x4 of a 16x16 A tile (Kernel 2.0)",
-    "ldmatrix-x2-B": "ldmatrix.x2 of an 8x16 B tile (Kernel 2.0)",
+    "ldmatrix-x4-A": "ldmatrix.x4 of a 16x16 A tile",
+    "ldmatrix-x2-B": "ldmatrix.x2 of an 8x16 B tile",
     "ldmatrix-x4-trans-B": "ldmatrix.x4.trans of a 16x16 B tile stored [k][n]",
     "stmatrix-x4": "stmatrix.x4 of a 16x16 C tile (sm_90 and later)",
     "store-16": f"16-byte stores ({'cp.async' if copies_with_cp_async('k2.0') else 'STS.128'}): "
                 "lane t to row t/4, chunk t%4",
-    "fragment-4": "4-byte mma fragment loads (Kernel 1.1's LDS.32): lane t at row t/4, pair t%4",
+    "fragment-4": "4-byte mma fragment loads (LDS.32): lane t at row t/4, pair t%4",
     "fragment-8": "8-byte mma C fragment stores (fp32 pairs): lane t at row t/4, pair t%4",
     "strided-4": "4 bytes per lane, lane i at the start of row i",
     "strided-8": "8 bytes per lane, lane i at the start of row i",
@@ -71,13 +73,17 @@ MATRIX_ACCESSES = {"ldmatrix-x4-A": "ldmatrix", "ldmatrix-x2-B": "ldmatrix", "ld
 STORES = ("store-16", "fragment-8")
 
 
-def _preset(label: str, kernel: str | None = None, op: str | None = None, **overrides) -> dict:
-    return {"label": label, "kernel": kernel, "op": op, "settings": {**DEFAULTS, **overrides}}
+def _preset(label: str, kernel: str | None = None, op: str | None = None, source: str | None = None,
+            **overrides) -> dict:
+    return {"label": label, "kernel": kernel, "op": op, "source": source or kernel,
+            "settings": {**DEFAULTS, **overrides}}
 
 
 # Named cases. ``kernel`` and ``op`` (a tcgemm.smem.kernel_smem op class) name the kernel whose
 # every instruction of that class is this access (tests/test_bank_cases.py checks it), so the
-# explorer can show Nsight Compute's counts of them beside the model's.
+# explorer can show Nsight Compute's counts of them beside the model's. ``source`` (``kernel`` where
+# given) is the kernel whose instruction and tile the case is, maybe on another layout; the summary
+# names it (describe). None: no kernel of the book makes this access.
 PRESETS = {
     "k2.0-ldmatrix-A": _preset("Kernel 2.0: ldmatrix.x4 of A, XOR layout", "k2.0", "ldsm", layout="xor"),
     "k2.0-ldmatrix-B": _preset("Kernel 2.0: ldmatrix.x2 of B, XOR layout", "k2.0", "ldsm",
@@ -85,9 +91,9 @@ PRESETS = {
     "k2.0-store": _preset("Kernel 2.0: 16-byte stores, XOR layout", "k2.0", "st", access="store-16", layout="xor"),
     "k1.1-fragment": _preset("Kernel 1.1: fragment loads (LDS.32), 32-byte rows", "k1.1", "ld",
                              access="fragment-4", row_elems=16),
-    "row-major-ldmatrix": _preset("ldmatrix.x4 of A without the XOR: 4-way"),
-    "padded-ldmatrix": _preset("ldmatrix.x4 of A, rows padded by 16 bytes", layout="padded"),
-    "cute-k2.0": _preset("Kernel 2.0's tile in CuTe notation", layout="cute"),
+    "row-major-ldmatrix": _preset("ldmatrix.x4 of A without the XOR: 4-way", source="k2.0"),
+    "padded-ldmatrix": _preset("ldmatrix.x4 of A, rows padded by 16 bytes", source="k2.0", layout="padded"),
+    "cute-k2.0": _preset("Kernel 2.0's tile in CuTe notation", source="k2.0", layout="cute"),
     "ldmatrix-trans": _preset("ldmatrix.x4.trans of B [k][n], 128-byte rows, Swizzle<3,3,3>",
                               access="ldmatrix-x4-trans-B", layout="swizzle", row_elems=64, B=3, M=3, S=3),
     "stmatrix": _preset("stmatrix.x4 of C in fp16, 128-byte rows, Swizzle<3,3,3>",
@@ -273,6 +279,84 @@ def cute_equivalent(s: dict) -> dict | None:
     if unit == "byte" and M >= shift:
         M, unit = M - shift, "element"
     return {"cute": f"Swizzle<{B},{M},{S}> o {plain}", "unit": unit}
+
+
+# ---- what the explorer says (banks.js has the same words: tests/test_bank_explorer_js.py) ----------
+
+ELEMENT_NAMES = {1: "int8", 2: "fp16", 4: "fp32"}
+MATRIX_WORDS = {"ldmatrix-x4-A": ("ldmatrix.x4", "A tile"), "ldmatrix-x2-B": ("ldmatrix.x2", "B tile"),
+                "ldmatrix-x4-trans-B": ("ldmatrix.x4.trans", "B tile stored [k][n]"),
+                "stmatrix-x4": ("stmatrix.x4", "C tile")}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _article(n: int) -> str:
+    return "an" if str(n).startswith("8") or n in (11, 18) else "a"
+
+
+def preset_of(s: dict) -> str:
+    """The preset whose settings these are (those the layout reads), or "" (the explorer's presetOf)."""
+    relevant = ["access", "layout", "elem_bytes", *LAYOUT_SETTINGS.get(s["layout"], ())]
+    return next((name for name, p in PRESETS.items()
+                 if all(str(p["settings"][k]) == str(s[k]) for k in relevant)), "")
+
+
+def access_text(s: dict) -> str:
+    """The access in words, from the settings: instruction or width, loads or stores, the element type
+    and the tile (rows x columns of elements) its lanes cover."""
+    access, eb = s["access"], s["elem_bytes"]
+    rows, cols, width = _lane_coordinates(access, eb, build_layout(s).row_elems)
+    span = max(1, width // eb)
+    R, C, elem = int(np.max(rows)) + 1, int(np.max(cols)) + span, ELEMENT_NAMES[eb]
+    tile = f"{_article(R)} {R}x{C} {elem}"
+    verb = "stores" if access in STORES else "loads"
+    if access in MATRIX_WORDS:
+        instr, operand = MATRIX_WORDS[access]
+        return f"{instr} of {tile} {operand}"
+    if access == "store-16":
+        return f"16-byte stores of {tile} tile, lane t to row t/4, chunk t%4"
+    if access.startswith("fragment-"):
+        column = f"{span}*(t%4)" if span > 1 else "t%4"
+        return f"{width}-byte mma fragment {verb} of {tile} tile, lane t at row t/4, column {column}"
+    if access.startswith("strided-"):
+        return f"{width}-byte {verb} at the start of {R} {elem} rows, lane i in row i"
+    return f"{width}-byte {verb} of {32 * span} consecutive {elem} elements, lanes side by side"
+
+
+def describe(s: dict) -> str:
+    """The case in words, from its settings: the access, the layout and, for a preset's settings, the
+    kernel the access comes from ("Kernel 2.0's ldmatrix.x4 of a 16x16 fp16 A tile; layout row-major ...")."""
+    s = settings(**s)
+    preset = PRESETS.get(preset_of(s))
+    source = preset and preset["source"]
+    origin = f"{GEMM_KERNELS[source].short_title}'s " if source else ""
+    return f"{origin}{access_text(s)}; layout {build_layout(s).name}"
+
+
+def summary(s: dict) -> str:
+    """The explorer's summary line: describe, then the report's counts."""
+    r = analyze(s)
+    return (f"{describe(s)}: {_plural(len(r.phases), 'phase')}, {_plural(r.wavefronts, 'wavefront')} "
+            f"(ideal {r.ideal}), {_plural(r.conflicts, 'bank conflict')}, worst bank {r.ways}-way")
+
+
+def phase_label(s: dict, p: int) -> str:
+    """The explorer's words for phase ``p`` (numbered from 0: banks.phase_name), beside its ◀ ▶."""
+    access = build_access(settings(**s))
+    report = banks.analyze(access)
+    phase, n = report.phases[p], len(report.phases)
+    which = "the only phase" if n == 1 else f"of phases 0-{n - 1}"
+    lanes = f"lanes {int(phase.lanes[0])}-{int(phase.lanes[-1])}" if phase.lanes.size else "no lane"
+    matrix = f"matrix {p}, " if access.kind in banks.MATRIX_KINDS else ""
+    return f"{banks.phase_name(p)} ({which}): {matrix}{lanes}, {_plural(phase.wavefronts, 'wavefront')}"
+
+
+def phase_row_label(p: int, wavefronts: int) -> str:
+    """The row header of phase ``p`` in the explorer's table of phases x banks (under "phase \\ bank")."""
+    return f"{p} ({wavefronts}x)"
 
 
 def measured_state(comparisons: dict, device: str, arch: str, size: str) -> dict:

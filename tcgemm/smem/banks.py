@@ -112,6 +112,12 @@ class Access:
         return np.arange(first, first + max(1, self.width // BANK_BYTES))
 
 
+def phase_name(p: int) -> str:
+    """How a reader sees phase ``p`` (an index of ``phases``): numbered from 0, as lanes, banks and
+    ldmatrix's matrices are, in the explorer's text and table and in draw_banks' figures alike."""
+    return f"phase {p}"
+
+
 def _phase_size(access: Access) -> int:
     if access.kind in MATRIX_KINDS:
         return 8

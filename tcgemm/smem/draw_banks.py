@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from tcgemm.smem.banks import Access, Layout, analyze, phases
+from tcgemm.smem.banks import Access, Layout, analyze, phase_name, phases
 from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, new_figure, text_color_on
 
 CHUNK_BYTES = 16
@@ -79,7 +79,7 @@ def bank_map_figure(panels: dict[str, tuple[Layout, Access | None]], rows: int =
         labels = np.vectorize(lambda g: f"{4 * g}-{4 * g + 3}")(groups)
         if access is not None:
             report = analyze(access).phases[phase]
-            title = f"{title}\nphase {phase}: {report.wavefronts} wavefront{'s' if report.wavefronts > 1 else ''}"
+            title = f"{title}\n{phase_name(phase)}: {report.wavefronts} wavefront{'s' if report.wavefronts > 1 else ''}"
         _grid(ax, _group_colors(groups), labels, title)
         if access is not None:
             for r, c in phase_cells(access, addresses, phase):

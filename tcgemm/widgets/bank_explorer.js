@@ -56,14 +56,6 @@ function readSettings(root) {
   return settings;
 }
 
-// The preset whose settings these are (the ones the layout reads), or "".
-function presetOf(catalog, settings) {
-  const relevant = ["access", "layout", "elem_bytes", ...catalog.layout_settings[settings.layout] || []];
-  const match = Object.entries(catalog.presets)
-    .find(([, p]) => relevant.every((name) => String(p.settings[name]) === String(settings[name])));
-  return match ? match[0] : "";
-}
-
 // ---- the URL ------------------------------------------------------------------------------------
 
 function hashText(catalog, settings, phase) {
@@ -83,13 +75,7 @@ function hashSettings() {
 
 // ---- what is drawn ------------------------------------------------------------------------------
 
-const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
-
-function summaryText(catalog, settings, report) {
-  return `${catalog.accesses[settings.access]}: ${plural(report.phases.length, "phase")}, ` +
-    `${plural(report.wavefronts, "wavefront")} (ideal ${report.ideal}), ` +
-    `${plural(report.conflicts, "bank conflict")}, worst bank ${report.ways}-way`;
-}
+// The words (summaryText, phaseText, phaseRowLabel, phaseName) are banks.js's, the twins of bank_cases'.
 
 // A light face per bank (32 hues, neighbours far apart) that black text reads on.
 const bankFace = (bank) => `hsl(${(bank * 11 * 360) / BANKS % 360} 80% 82%)`;
@@ -129,7 +115,7 @@ function tileElements(access, rows) {
 
 function describeElement(cell, touched) {
   if (cell.error) return `element (${cell.row}, ${cell.col}): ${cell.error}`;
-  const by = (touched.get(`${cell.row},${cell.col}`) || []).map((t) => `lane ${t.lane} in phase ${t.phase}`);
+  const by = (touched.get(`${cell.row},${cell.col}`) || []).map((t) => `lane ${t.lane} in ${phaseName(t.phase)}`);
   return `element (${cell.row}, ${cell.col}): byte address ${cell.address}, bank ${bankOf(cell.address)}; ` +
     (by.length ? `accessed by ${by.join(", ")}` : "not accessed");
 }
@@ -218,7 +204,7 @@ function bankGrid(report, current) {
     phase.lanes.forEach((lane, i) => {
       for (const bank of new Set(phase.banksPerLane[i])) lanesOfBank[bank].push(lane);
     });
-    const row = element("tr", { "data-phase": p }, [element("th", { text: `${p} (${phase.wavefronts}x)` })]);
+    const row = element("tr", { "data-phase": p }, [element("th", { text: phaseRowLabel(p, phase.wavefronts) })]);
     if (p === current) row.classList.add("current");
     lanesOfBank.forEach((lanes, bank) => {
       const words = phase.wordsPerBank[bank];
@@ -248,13 +234,6 @@ function laneTable(access, report) {
     });
   });
   return table;
-}
-
-function phaseText(access, report, p) {
-  const phase = report.phases[p];
-  const lanes = phase.lanes.length ? `lanes ${phase.lanes[0]}-${phase.lanes[phase.lanes.length - 1]}` : "no lane";
-  const what = access.num ? `matrix ${p} of ${access.num}` : `phase ${p + 1} of ${report.phases.length}`;
-  return `${what}: ${lanes}, ${plural(phase.wavefronts, "wavefront")}`;
 }
 
 const count = (n) => n.toLocaleString("en-US");
@@ -298,7 +277,6 @@ function render({ model, el }) {
   const root = element("div", { class: "tcgemm-widget tcgemm-bank-explorer" });
   const form = controls(model, catalog);
   const summary = element("div", { class: "tcgemm-summary" });
-  const layoutName = element("div", { class: "tcgemm-layout-name" });
   const cute = element("div", { class: "tcgemm-cute" });
   const measured = element("div");
   const back = element("button", { type: "button", name: "previous", text: "◀" });
@@ -314,7 +292,7 @@ function render({ model, el }) {
   const details = element("details", {}, [element("summary", { text: "every lane's address and banks" })]);
   const lanes = element("div", { class: "tcgemm-scroll" });
   details.append(lanes);
-  root.append(form, summary, layoutName, cute, measured, stepper,
+  root.append(form, summary, cute, measured, stepper,
     element("div", { class: "tcgemm-caption", text: "The tile as the kernel indexes it, coloured by bank; "
       + "the phase's elements outlined, each lane's number where its request starts:" }),
     tileBox, info, memoryCaption, memoryBox,
@@ -356,7 +334,6 @@ function render({ model, el }) {
         conflicts: report.conflicts, wavefronts: report.wavefronts, ideal: report.ideal, maxWay: report.ways,
         error: "", phase, preset,
       });
-      layoutName.textContent = `layout: ${access.layoutName}`;
       const equivalent = cuteEquivalent(settings);
       cute.append(equivalent
         ? element("span", { text: "In CuTe notation: " })
@@ -397,7 +374,6 @@ function render({ model, el }) {
       current = null;
       summary.textContent = `not a valid case: ${error.message}`;
       summary.className = "tcgemm-summary error";
-      layoutName.textContent = "";
       memoryCaption.textContent = "";
       stepper.hidden = true;
       Object.assign(summary.dataset, {

@@ -23,7 +23,7 @@ def module_source(*names: str) -> str:
 def catalog() -> dict:
     """What the view offers: accesses, layouts and the settings each reads, presets, the kernels'
     names and the Nsight Compute counters of each op class."""
-    kernels = {p["kernel"] for p in bank_cases.PRESETS.values() if p["kernel"]}
+    kernels = {p[k] for p in bank_cases.PRESETS.values() for k in ("kernel", "source") if p[k]}
     return {"accesses": bank_cases.ACCESSES, "layouts": bank_cases.LAYOUTS,
             "layout_settings": {k: list(v) for k, v in bank_cases.LAYOUT_SETTINGS.items()},
             "presets": bank_cases.PRESETS,

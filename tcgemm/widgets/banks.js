@@ -530,3 +530,72 @@ export function cuteEquivalent(s) {
   if (unit === "byte" && M >= shift) [M, unit] = [M - shift, "element"];
   return { cute: `Swizzle<${B},${M},${S}> o ${plain}`, unit };
 }
+
+// ---- words: what the explorer says (bank_cases.describe, summary, phase_label, phase_row_label) ----
+
+const ELEMENT_NAMES = { 1: "int8", 2: "fp16", 4: "fp32" };
+const MATRIX_WORDS = {
+  "ldmatrix-x4-A": ["ldmatrix.x4", "A tile"], "ldmatrix-x2-B": ["ldmatrix.x2", "B tile"],
+  "ldmatrix-x4-trans-B": ["ldmatrix.x4.trans", "B tile stored [k][n]"], "stmatrix-x4": ["stmatrix.x4", "C tile"],
+};
+
+export const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const article = (n) => (String(n).startsWith("8") || n === 11 || n === 18 ? "an" : "a");
+
+// Phases are numbered from 0, as lanes, banks and ldmatrix's matrices are (banks.phase_name).
+export const phaseName = (p) => `phase ${p}`;
+
+// The preset whose settings these are (the ones the layout reads), or "".
+export function presetOf(catalog, settings) {
+  const relevant = ["access", "layout", "elem_bytes", ...catalog.layout_settings[settings.layout] || []];
+  const match = Object.entries(catalog.presets)
+    .find(([, p]) => relevant.every((name) => String(p.settings[name]) === String(settings[name])));
+  return match ? match[0] : "";
+}
+
+// The access in words: instruction or width, loads or stores, the element type and the tile its lanes cover.
+function accessText(s) {
+  const { access } = s;
+  const eb = s.elem_bytes;
+  const { rows, cols, width } = laneCoordinates(access, eb, buildLayout(s).rowElems);
+  const span = Math.max(1, Math.floor(width / eb));
+  const [R, C, elem] = [Math.max(...rows) + 1, Math.max(...cols) + span, ELEMENT_NAMES[eb]];
+  const tile = `${article(R)} ${R}x${C} ${elem}`;
+  const verb = STORES.includes(access) ? "stores" : "loads";
+  if (MATRIX_WORDS[access]) return `${MATRIX_WORDS[access][0]} of ${tile} ${MATRIX_WORDS[access][1]}`;
+  if (access === "store-16") return `16-byte stores of ${tile} tile, lane t to row t/4, chunk t%4`;
+  if (access.startsWith("fragment-")) {
+    const column = span > 1 ? `${span}*(t%4)` : "t%4";
+    return `${width}-byte mma fragment ${verb} of ${tile} tile, lane t at row t/4, column ${column}`;
+  }
+  if (access.startsWith("strided-")) return `${width}-byte ${verb} at the start of ${R} ${elem} rows, lane i in row i`;
+  return `${width}-byte ${verb} of ${32 * span} consecutive ${elem} elements, lanes side by side`;
+}
+
+// The case in words, from its settings: the access, the layout and, for a preset's settings, the kernel
+// the access comes from (catalog.kernels holds the titles).
+export function describe(catalog, settings) {
+  const preset = catalog.presets[presetOf(catalog, settings)];
+  const source = preset && preset.source;
+  const origin = source ? `${catalog.kernels[source].split(":")[0]}'s ` : "";
+  return `${origin}${accessText(settings)}; layout ${buildLayout(settings).name}`;
+}
+
+export function summaryText(catalog, settings, report) {
+  return `${describe(catalog, settings)}: ${plural(report.phases.length, "phase")}, ` +
+    `${plural(report.wavefronts, "wavefront")} (ideal ${report.ideal}), ` +
+    `${plural(report.conflicts, "bank conflict")}, worst bank ${report.ways}-way`;
+}
+
+// Phase p beside the explorer's ◀ ▶.
+export function phaseText(access, report, p) {
+  const phase = report.phases[p];
+  const n = report.phases.length;
+  const which = n === 1 ? "the only phase" : `of phases 0-${n - 1}`;
+  const lanes = phase.lanes.length ? `lanes ${phase.lanes[0]}-${phase.lanes[phase.lanes.length - 1]}` : "no lane";
+  const matrix = access.num ? `matrix ${p}, ` : "";
+  return `${phaseName(p)} (${which}): ${matrix}${lanes}, ${plural(phase.wavefronts, "wavefront")}`;
+}
+
+// The row header of phase p in the table of phases x banks (under "phase \ bank").
+export const phaseRowLabel = (p, wavefronts) => `${p} (${wavefronts}x)`;

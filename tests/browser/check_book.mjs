@@ -1,5 +1,6 @@
-// Open pages of the built book in headless Chromium with no network: every CDN request is answered
-// from node_modules (pinned in package.json); any other external request is aborted and reported.
+// Open pages of the built book in headless Chromium with no network: the book is served on
+// 127.0.0.1 and every request to another host is refused (aborted by the route and reported; the
+// browser resolves no host name either). The book must serve everything its pages load itself.
 // Each page is opened once at 1280 px, in the theme's light mode and then in its dark mode (the book's
 // theme follows the reader's prefers-color-scheme: default_mode auto), and its presentation is
 // measured in both (see presentation.mjs).
@@ -8,37 +9,42 @@
 //
 // PAGEs are paths under HTML_ROOT (book/intro.html); N is the text column that figures are drawn
 // for (tcgemm.style.DISPLAY_COLUMN_PX). Writes OUT_JSON:
-//   { chromium, viewport, columnPx, pages: {PAGE: {pageErrors, consoleErrors, failedRequests,
-//       unexpectedRequests, widgetViews, widgetsRendered, mathjax, finalUrl, lanePicker,
+//   { chromium, viewport, columnPx, origin, pages: {PAGE: {pageErrors, consoleErrors, failedRequests,
+//       unexpectedRequests (to another host, refused), origins (of every request the page made),
+//       widgetViews, widgetsRendered, placeholders (widget placeholders still shown), withoutJavaScript
+//       (pages with widgets: {placeholders} with JavaScript off), mathjax, math: {elements, typeset,
+//       errors, raw}, weight: {bytes, responses, largest}, finalUrl, lanePicker,
+//       listings: [{closed, open, opened}] (each code listing's bar, before and after a click),
 //       presentation: {light|dark: {theme, column, overflows, progress, smallFigures,
-//                                   contrast, textsChecked}}}},
-//     served: {URL: file under node_modules}, integritySubstituted: [...],
+//                                   contrast, textsChecked, page, figuresChecked, figures,
+//                                   panelsChecked, panels}}}},
 //     explorer: null | {found, reason?, readings?, asCute?, stepped?, pointed?, hash?, preset?, links?} }
 //   (see exploreBanks)
 // and exits 0 whenever it could write that file: tests/test_browser.py judges it.
 // With TCGEMM_SCREENSHOTS=DIR it also saves each page and each widget, in both modes, before and
 // after use, as PNGs in DIR.
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { measureContrast, measureOutputs } from './presentation.mjs';
+import { measureBackdrops, measureContrast, measureOutputs, openListings } from './presentation.mjs';
 
-const MODULES = join(fileURLToPath(new URL('.', import.meta.url)), 'node_modules');
 const CHROMIUM = process.env.TCGEMM_CHROMIUM || '/usr/bin/chromium';
 // Playwright adds --headless and a fresh --user-data-dir; without the rest, Chromium tries to
 // reach Google's services (the machine has no network).
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  // No host name resolves: a request that got past the route to another host could not leave.
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'];
 const PAGE_TIMEOUT_MS = 30_000;
 const VIEWPORT = { width: 1280, height: 900 };
 const MODES = ['light', 'dark'];
-// Where anywidget/ipywidgets views are drawn (html-manager's div.widget-subarea).
+// Where anywidget views are drawn (div.widget-subarea, by the book's web/widget-embed.js as by
+// html-manager), and what the page says in their place until they are (tcgemm.publish.offline).
 const WIDGET_ROOTS = '.widget-subarea';
-// Whose text must pass WCAG AA: the widgets and the tables of results.
-const CONTRAST_ROOTS = `${WIDGET_ROOTS}, div.cell_output table:not(${WIDGET_ROOTS} table)`;
+const WIDGET_PLACEHOLDERS = '.tcgemm-widget-placeholder';
+// Whose text must pass WCAG AA: the widgets, the tables of results and the code listings.
+const CONTRAST_ROOTS = `${WIDGET_ROOTS}, div.cell_output table:not(${WIDGET_ROOTS} table), details.tcgemm-listing`;
 const WIDGET_VIEWS = 'script[type="application/vnd.jupyter.widget-view+json"]';
 
 const TYPES = {
@@ -51,60 +57,6 @@ const TYPES = {
 };
 const typeOf = (file) => TYPES[extname(file).toLowerCase()] || 'application/octet-stream';
 const isFileUnder = (root, file) => file.startsWith(root + sep) && existsSync(file) && statSync(file).isFile();
-
-// ---- CDN URL -> file under node_modules ---------------------------------------------------
-
-// cdnjs serves require.min.js; the npm package of the same release ships only the unminified
-// require.js, so the integrity hash the page gives for this one URL is replaced by ours.
-const EXACT = {
-  'https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.4/require.min.js':
-    { file: 'requirejs/require.js', substituteIntegrity: true },
-};
-const JSDELIVR_NPM = 'https://cdn.jsdelivr.net/npm/';
-
-function installedVersion(name) {
-  const manifest = join(MODULES, name, 'package.json');
-  return existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')).version : null;
-}
-
-// The version specs the pages use: exact or a prefix (3, 3.2.2), ~X.Y[.Z|.*], ^X.Y.Z.
-function satisfies(version, spec) {
-  const v = version.split('.').map(Number);
-  const numbers = (s) => s.split('.').filter((p) => p !== '*' && p !== 'x').map(Number);
-  const same = (want, n) => want.slice(0, n).every((x, i) => v[i] === x);
-  const atLeast = (want) => {
-    for (let i = 0; i < want.length; i++) if (v[i] !== want[i]) return v[i] > want[i];
-    return true;
-  };
-  if (/^\d+(\.(\d+|\*|x)){0,2}$/.test(spec)) return same(numbers(spec), 3);
-  if (/^~\d+\.\d+(\.(\d+|\*|x))?$/.test(spec)) {
-    const want = numbers(spec.slice(1));
-    return same(want, 2) && atLeast(want);
-  }
-  if (/^\^\d+\.\d+\.\d+$/.test(spec)) {
-    const want = numbers(spec.slice(1));
-    return same(want, want[0] > 0 ? 1 : 2) && atLeast(want);
-  }
-  return false;
-}
-
-// https://cdn.jsdelivr.net/npm/<name>@<spec>/<path> (name possibly scoped), served only when the
-// installed <name> satisfies <spec>; null for anything else.
-function localFile(url) {
-  if (EXACT[url]) return join(MODULES, EXACT[url].file);
-  if (!url.startsWith(JSDELIVR_NPM)) return null;
-  const rest = decodeURIComponent(url.slice(JSDELIVR_NPM.length).split(/[?#]/)[0]);
-  const m = rest.match(/^((?:@[^/]+\/)?[^/@]+)@([^/]+)\/(.+)$/);
-  if (!m) return null;
-  const [, name, spec, path] = m;
-  const version = installedVersion(name);
-  if (!version || !satisfies(version, spec)) return null;
-  const file = normalize(join(MODULES, name, path));
-  return isFileUnder(join(MODULES, name), file) ? file : null;
-}
-
-const sri = (file, algorithm) =>
-  `${algorithm}-${createHash(algorithm).update(readFileSync(file)).digest('base64')}`;
 
 // ---- the book, over HTTP on 127.0.0.1 -----------------------------------------------------
 
@@ -137,50 +89,24 @@ async function main() {
   const server = await serve(resolve(rootArg));
   const origin = `http://127.0.0.1:${server.address().port}`;
   const result = {
-    chromium: null, viewport: VIEWPORT, columnPx, pages: {}, served: {}, integritySubstituted: [], explorer: null,
+    chromium: null, viewport: VIEWPORT, columnPx, origin, pages: {}, explorer: null,
   };
 
-  // The book's pages from our server (their script integrity fixed up); CDN files from
-  // node_modules; anything else aborted and reported.
-  async function answer(route, entry) {
-    const request = route.request();
-    const url = request.url();
-    if (url.startsWith(`${origin}/`)) {
-      if (request.resourceType() !== 'document') return route.continue();
-      const response = await route.fetch();
-      return route.fulfill({ response, body: fixIntegrity(await response.text(), url) });
-    }
-    const file = localFile(url);
-    if (file) {
-      result.served[url] = file.slice(MODULES.length + 1);
-      return route.fulfill({
-        path: file, contentType: typeOf(file), headers: { 'Access-Control-Allow-Origin': '*' },
-      });
-    }
+  // The book from our server; a request to any other host is refused and reported.
+  function answer(route, entry) {
+    const url = route.request().url();
+    if (url.startsWith(`${origin}/`)) return route.continue();
     entry.unexpectedRequests.push(url);
     return route.abort('blockedbyclient');
-  }
-
-  function fixIntegrity(html, pageUrl) {
-    return html.replace(/<script\b[^>]*>/g, (tag) => {
-      const src = tag.match(/\bsrc="([^"]+)"/)?.[1];
-      const integrity = tag.match(/\bintegrity="([^"]+)"/)?.[1];
-      if (!integrity || !EXACT[src]?.substituteIntegrity) return tag;
-      const ours = sri(join(MODULES, EXACT[src].file), integrity.split('-')[0]);
-      if (ours === integrity) return tag;
-      result.integritySubstituted.push({
-        page: pageUrl.slice(origin.length + 1), url: src, pageHas: integrity, served: ours,
-      });
-      return tag.replace(`integrity="${integrity}"`, `integrity="${ours}"`);
-    });
   }
 
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   result.chromium = browser.version();
   for (const path of pages) {
     const entry = {
-      pageErrors: [], consoleErrors: [], failedRequests: [], unexpectedRequests: [],
-      widgetViews: 0, widgetsRendered: 0, mathjax: false, finalUrl: null, lanePicker: null, presentation: {},
+      pageErrors: [], consoleErrors: [], failedRequests: [], unexpectedRequests: [], origins: [],
+      widgetViews: 0, widgetsRendered: 0, placeholders: [], withoutJavaScript: null, mathjax: false, math: null,
+      weight: null, finalUrl: null, lanePicker: null, listings: [], presentation: {},
     };
     result.pages[path] = entry;
     // A fresh context per page (no cookies, no local storage): each page is a first visit, by a
@@ -190,9 +116,12 @@ async function main() {
     const page = await context.newPage();
     page.setDefaultTimeout(PAGE_TIMEOUT_MS);
     listen(page, entry);
+    const weighed = weigh(page, origin);
     try {
       await page.goto(`${origin}/${path}`, { waitUntil: 'load' });
       Object.assign(entry, await settle(page));
+      entry.weight = await weighed();
+      entry.placeholders = await page.locator(`${WIDGET_PLACEHOLDERS}:visible`).allTextContents();
       entry.finalUrl = page.url().slice(origin.length + 1);
       const shot = process.env.TCGEMM_SCREENSHOTS && join(process.env.TCGEMM_SCREENSHOTS, path.replaceAll('/', '_'));
       await inEachMode(page, async (mode) => {
@@ -201,23 +130,32 @@ async function main() {
           theme: await page.evaluate(() => document.documentElement.dataset.theme),
           ...await page.evaluate(measureOutputs, { columnPx }),
           contrast: contrast.failures, textsChecked: contrast.texts,
+          ...await page.evaluate(measureBackdrops, { mode, figures: true }),
         };
         if (shot) await screenshots(page, `${shot}.${mode}`);
       });
-      // The widgets after a reader has used them (conflicting banks, a chosen lane, FFMAs issued).
+      // The widgets after a reader has used them (conflicting banks, a chosen lane, FFMAs issued),
+      // and the code listings opened.
       if (path === explorerPage) result.explorer = await exploreBanks(page, entry);
       entry.lanePicker = await pickLane(page);
       await stepRegisters(page);
+      entry.listings = await page.evaluate(openListings);
       await inEachMode(page, async (mode) => {
         const contrast = await page.evaluate(measureContrast, { roots: CONTRAST_ROOTS, state: 'after use' });
         entry.presentation[mode].contrast.push(...contrast.failures);
         entry.presentation[mode].textsChecked += contrast.texts;
+        const backdrops = await page.evaluate(measureBackdrops, { mode, figures: false });
+        const key = (f) => `${f.cell}|${f.element}|${f.problems.join()}`;
+        const known = new Set(entry.presentation[mode].panels.map(key));
+        entry.presentation[mode].panels.push(...backdrops.panels.filter((f) => !known.has(key(f))));
+        entry.presentation[mode].panelsChecked += backdrops.panelsChecked;
         if (shot) await screenshots(page, `${shot}.${mode}.used`);
       });
     } catch (error) {
       entry.pageErrors.push(`check_book.mjs: ${error.message}`);
     }
     await context.close();
+    if (entry.widgetViews) entry.withoutJavaScript = await withoutJavaScript(browser, `${origin}/${path}`, entry);
   }
   if (explorerPage && !result.explorer) {
     result.explorer = { found: false, reason: `explorer not found: ${explorerPage} was not visited (not in the TOC?)` };
@@ -254,6 +192,12 @@ function listen(page, entry) {
       entry.failedRequests.push(`${url}: ${why}`);
     }
   };
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (!['data:', 'blob:', 'about:'].includes(url.protocol) && !entry.origins.includes(url.origin)) {
+      entry.origins.push(url.origin);
+    }
+  });
   page.on('pageerror', (error) => entry.pageErrors.push(String(error.stack || error)));
   page.on('console', (msg) => {
     if (msg.type() === 'error') entry.consoleErrors.push(`${msg.text()} (at ${msg.location().url})`);
@@ -262,6 +206,21 @@ function listen(page, entry) {
     if (response.status() >= 400) failed(response.url(), `HTTP ${response.status()}`);
   });
   page.on('requestfailed', (request) => failed(request.url(), request.failure()?.errorText));
+}
+
+// What a first visit loads, until the page has settled: the bytes of every response body (as
+// served, uncompressed), the number of responses, and the largest responses (URL relative to the
+// book when it is the book's own).
+function weigh(page, origin) {
+  const bodies = [];
+  page.on('response', (response) => bodies.push(
+    response.body().then((body) => [response.url(), body.length], () => [response.url(), 0])));
+  return async () => {
+    const sizes = await Promise.all(bodies.slice());
+    const largest = [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 8)
+      .map(([url, bytes]) => ({ url: url.startsWith(`${origin}/`) ? url.slice(origin.length + 1) : url, bytes }));
+    return { bytes: sizes.reduce((sum, [, bytes]) => sum + bytes, 0), responses: sizes.length, largest };
+  };
 }
 
 // Wait for the network, MathJax's first typesetting and every widget view. A page may go on to
@@ -277,6 +236,7 @@ async function settle(page) {
       return {
         ...await page.evaluate(widgetCounts, [WIDGET_VIEWS, false]),
         mathjax: await page.evaluate(() => Boolean(window.MathJax?.startup?.document)),
+        math: await page.evaluate(mathCounts),
       };
     } catch (error) {
       if (attempt < 3 && /context was destroyed|navigat/i.test(error.message)) continue;
@@ -285,7 +245,40 @@ async function settle(page) {
   }
 }
 
-// Runs in the page. html-manager renders a view into a div.widget-subarea just before its script.
+// Runs in the page. The math Sphinx and myst-nb write (span.math, div.math, with TeX between \( \)
+// or \[ \]): how many elements, how many MathJax typeset (an mjx-container inside), how many
+// MathJax could not (mjx-merror), and the first few left as TeX.
+function mathCounts() {
+  const elements = [...document.querySelectorAll('.math')].filter((el) => !el.parentElement.closest('.math'));
+  const raw = elements.filter((el) => !el.querySelector('mjx-container'));
+  return {
+    elements: elements.length, typeset: elements.length - raw.length,
+    errors: document.querySelectorAll('mjx-merror').length,
+    raw: raw.slice(0, 5).map((el) => el.textContent.trim().slice(0, 80)),
+  };
+}
+
+// The page opened with JavaScript off, as a reader whose browser runs none: the text shown where
+// each widget would be. Its requests count as the page's own.
+async function withoutJavaScript(browser, url, entry) {
+  const context = await browser.newContext({ viewport: VIEWPORT, javaScriptEnabled: false });
+  await context.route('**/*', (route) => {
+    if (route.request().url().startsWith(new URL(url).origin + '/')) return route.continue();
+    entry.unexpectedRequests.push(route.request().url());
+    return route.abort('blockedbyclient');
+  });
+  try {
+    const page = await context.newPage();
+    await page.goto(url, { waitUntil: 'load' });
+    return { placeholders: await page.locator(`${WIDGET_PLACEHOLDERS}:visible`).allTextContents() };
+  } catch (error) {
+    return { placeholders: [], error: error.message.split('\n')[0] };
+  } finally {
+    await context.close();
+  }
+}
+
+// Runs in the page. The book's embedder (and html-manager) renders a view into a div.widget-subarea just before its script.
 // With onlyWhenDone, false until every view has rendered (for waitForFunction).
 function widgetCounts([views, onlyWhenDone]) {
   const tags = [...document.querySelectorAll(views)];

@@ -179,3 +179,152 @@ export function measureContrast({ roots, state }) {
   }
   return { texts, failures: [...failures.values()] };
 }
+
+// What each mode puts behind the outputs. The figures (div.cell_output img, as shown): the colour at
+// the picture's edge (its recorded padding, over whatever the page puts behind it) against the page
+// itself, and the strongest ink of the picture (its neutral pixels: text, axes, outlines) against
+// that edge colour. A figure that sits on a panel of another colour than the page (the theme's light
+// panel in dark mode), or whose ink fades into the page, is a finding. The panels: the listings
+// (tcgemm.source.Listing), their bars and code, the output boxes and the widgets' controls, each
+// against the page: a neutral box in the other mode's colours (a light one on the dark page, or
+// the reverse) is a finding, and so is a <select> whose colour-scheme (its drop-down list, its arrow)
+// is not the mode's.
+export async function measureBackdrops({ mode, figures }) {
+  const PANEL_RATIO = 2;     // a neutral box this far from the page's colour stands out as a panel
+  const EDGE_RATIO = 1.25;   // a figure's edge this far from the page's colour is a panel
+  const INK_RATIO = 4.5;     // WCAG AA for text
+  const NEUTRAL = 0.1;       // max - min of the sRGB channels below which a colour is a grey
+  const describe = (el) => el.tagName.toLowerCase() + [...el.classList].slice(0, 3).map((c) => `.${c}`).join('');
+  const probe = document.createElement('canvas').getContext('2d');
+  function rgba(css) {
+    const m = css.match(/^rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)$/);
+    if (m) return [+m[1] / 255, +m[2] / 255, +m[3] / 255, m[4] === undefined ? 1 : +m[4]];
+    probe.fillStyle = '#000';
+    probe.fillStyle = css;
+    const hex = probe.fillStyle.match(/^#(..)(..)(..)$/);
+    if (hex) return [...hex.slice(1).map((h) => parseInt(h, 16) / 255), 1];
+    const m2 = probe.fillStyle.match(/^rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)$/);
+    return m2 ? [+m2[1] / 255, +m2[2] / 255, +m2[3] / 255, m2[4] === undefined ? 1 : +m2[4]] : [0, 0, 0, 0];
+  }
+  const over = (top, below) => top.slice(0, 3).map((v, i) => v * top[3] + below[i] * (1 - top[3]));
+  const canvasColour = (() => {
+    const el = document.createElement('div');
+    el.style.backgroundColor = 'Canvas';
+    document.documentElement.append(el);
+    const colour = rgba(getComputedStyle(el).backgroundColor);
+    el.remove();
+    return colour;
+  })();
+  // The colour painted behind an element's content: its own background over its ancestors'.
+  function backdrop(el, withOwn = true) {
+    const chain = [];
+    for (let node = withOwn ? el : el.parentElement; node; node = node.parentElement) chain.unshift(node);
+    return chain.reduce((below, node) => over(rgba(getComputedStyle(node).backgroundColor), below), canvasColour.slice(0, 3));
+  }
+  const luminance = (rgb) => rgb
+    .map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
+    .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);
+  const ratio = (a, b) => {
+    const [high, low] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (high + 0.05) / (low + 0.05);
+  };
+  const neutral = (rgb) => Math.max(...rgb) - Math.min(...rgb) < NEUTRAL;
+  const LINEAR = Float64Array.from({ length: 256 }, (_, v) => (v / 255 <= 0.04045 ? v / 255 / 12.92
+    : ((v / 255 + 0.055) / 1.055) ** 2.4));
+  const hex = (rgb) => `#${rgb.map((c) => Math.round(c * 255).toString(16).padStart(2, '0')).join('')}`;
+  const round = (x) => Math.round(x * 100) / 100;
+  const cells = [...document.querySelectorAll('div.cell')];
+  const cellOf = (el) => cells.indexOf(el.closest('div.cell')) + 1;
+  const page = backdrop(document.querySelector('article.bd-article') ?? document.body);
+  const result = { page: hex(page), figuresChecked: 0, figures: [], panelsChecked: 0, panels: [] };
+
+  for (const img of figures ? document.querySelectorAll('div.cell_output img') : []) {
+    if (!img.checkVisibility() || img.getClientRects().length === 0) continue;
+    try { await img.decode(); } catch { /* judged below: no pixels */ }
+    const [w, h] = [img.naturalWidth, img.naturalHeight];
+    const src = img.getAttribute('src').split('/').pop().slice(0, 80);
+    if (!w || !h) { result.figures.push({ cell: cellOf(img), src, problem: 'not loaded' }); continue; }
+    const canvas = document.createElement('canvas');
+    [canvas.width, canvas.height] = [w, h];
+    const context = canvas.getContext('2d', { willReadFrequently: true });
+    context.drawImage(img, 0, 0);
+    const { data } = context.getImageData(0, 0, w, h);
+    // Each pixel as shown (over what is behind the picture), in 0..255.
+    const behind = backdrop(img).map((c) => c * 255);
+    const shown = (i) => {
+      const a = data[i + 3] / 255;
+      return [0, 1, 2].map((k) => Math.round(data[i + k] * a + behind[k] * (1 - a)));
+    };
+    const lum = (rgb) => 0.2126 * LINEAR[rgb[0]] + 0.7152 * LINEAR[rgb[1]] + 0.0722 * LINEAR[rgb[2]];
+    // The edge: the outer 3 px, their median by luminance.
+    const edge = [];
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        if (x < 3 || y < 3 || x >= w - 3 || y >= h - 3) edge.push(shown(4 * (y * w + x)));
+      }
+    }
+    edge.sort((a, b) => lum(a) - lum(b));
+    const edgeColour = edge[edge.length >> 1].map((c) => c / 255);
+    const edgeLum = lum(edge[edge.length >> 1]);
+    // The ink: neutral pixels, binned by their contrast with the edge; the strongest bin that holds
+    // at least 20 pixels (text is drawn in many).
+    const bins = new Map();
+    for (let i = 0; i < data.length; i += 4) {
+      const rgb = shown(i);
+      if (Math.max(...rgb) - Math.min(...rgb) >= NEUTRAL * 255) continue;
+      const [high, low] = [lum(rgb), edgeLum].sort((x, y) => y - x);
+      const r = Math.floor(((high + 0.05) / (low + 0.05)) * 10) / 10;
+      bins.set(r, (bins.get(r) ?? 0) + 1);
+    }
+    const drawn = [...bins].filter(([r, n]) => n >= 20 && r > 1.05).map(([r]) => r);
+    const ink = drawn.length ? Math.max(...drawn) : null;   // null: nothing drawn but the background
+    const edgeRatio = ratio(edgeColour, page);
+    const [panel, faint] = [edgeRatio > EDGE_RATIO, ink !== null && ink < INK_RATIO];
+    result.figuresChecked++;
+    if (panel || faint) {
+      result.figures.push({ cell: cellOf(img), src, edge: hex(edgeColour), page: hex(page),
+        edgeRatio: round(edgeRatio), ink: ink && round(ink), panel, faint });
+    }
+  }
+
+  const BOXES = ['details.tcgemm-listing', 'details.tcgemm-listing > summary', 'details.tcgemm-listing > pre',
+    'div.cell_output .output', 'div.cell_output .widget-subarea',
+    '.tcgemm-widget select', '.tcgemm-widget input', '.tcgemm-widget button'].join(', ');
+  const seen = new Map();
+  for (const el of document.querySelectorAll(BOXES)) {
+    if (!el.checkVisibility() || el.getClientRects().length === 0) continue;
+    result.panelsChecked++;
+    const colour = backdrop(el);
+    const scheme = getComputedStyle(el).colorScheme;
+    const problems = [];
+    if (neutral(colour) && ratio(colour, page) >= PANEL_RATIO) problems.push(`background ${hex(colour)} on the page's ${hex(page)}`);
+    if (el.matches('select') && !scheme.split(/\s+/).includes(mode)) problems.push(`color-scheme ${scheme}`);
+    if (!problems.length) continue;
+    const key = `${describe(el)}|${problems.join()}`;
+    if (!seen.has(key)) {
+      seen.set(key, { cell: cellOf(el), element: describe(el), problems, count: 0,
+        text: (el.matches('select, input') ? el.value : el.textContent).trim().split('\n')[0].slice(0, 60) });
+      result.panels.push(seen.get(key));
+    }
+    seen.get(key).count++;
+  }
+  return result;
+}
+
+// The code listings (tcgemm.source.Listing) as a reader uses them: what each bar says closed, and
+// once clicked open. The listings are left open (their code then counts in the contrast check).
+export function openListings() {
+  const label = (summary) => {
+    const after = getComputedStyle(summary, '::after').content;
+    const added = after && after !== 'none' && after !== 'normal' ? after.replace(/^"|"$/g, '') : '';
+    return `${summary.innerText.trim()}${added ? ` ${added}` : ''}`.replace(/\s+/g, ' ').trim();
+  };
+  const found = [];
+  for (const details of document.querySelectorAll('details.tcgemm-listing')) {
+    const summary = details.querySelector(':scope > summary');
+    const closed = label(summary);
+    summary.click();
+    found.push({ closed, open: label(summary), opened: details.open });
+  }
+  return found;
+}

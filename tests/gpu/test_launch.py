@@ -1,7 +1,8 @@
 """One checked launch path: prepare() checks the operands and fetches the kernel function once, and
 its launch does nothing else (host time bounds: benchmark assertions, on the GPU machine only);
-launch() and gemm() go through it; bad operands are refused before anything is launched; the kernel
-function is looked up again only when its source changes."""
+launch() and gemm() go through it; a launch on another stream comes after its set-up; bad operands are
+refused before anything is launched; the kernel function is looked up again only when its source changes."""
+import functools
 import os
 import time
 
@@ -80,6 +81,60 @@ def test_the_l2_flush_outlasts_the_host_time_of_a_timed_launch(key):
     flush = time_launches(L2Flush(), reps=50, flush_l2=False).median * 1e6
     print(f"{key}: host time of events + launch {host:.1f} us; GPU time of the L2 flush {flush:.1f} us")
     assert host < flush
+
+
+# One thread that spins on the SM clock: 2**28 cycles, 0.1-0.3 s at the clocks of the book's GPUs.
+SPIN = r"""
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+}"""
+
+
+@functools.lru_cache(maxsize=None)
+def _spin():
+    import cupy
+    return cupy.RawKernel(SPIN, "spin")
+
+
+def keep_busy(stream, cycles: int = 2**28) -> None:
+    """Queue a kernel on `stream` that keeps it busy for a while (it occupies one thread of one SM)."""
+    with stream:
+        _spin()((1,), (1,), (np.int64(cycles),))
+
+
+@pytest.mark.parametrize("set_up_on", ["legacy", "non-blocking"])
+@pytest.mark.parametrize("key, M, N, K, splits", [
+    ("k4.5", 256, 512, 1024, None),
+    ("k4.5", 131, 263, 70, None),           # A and B staged into zeroed, padded buffers
+    ("k4.6", 200, 300, 4096, 4),            # split K: a workspace, then reduce_splits into C
+])
+def test_a_launch_on_another_stream_waits_for_its_set_up(set_up_on, key, M, N, K, splits):
+    """prepare() fills the new C with NaN (and zeroes staging buffers) on the stream current there; a
+    launch on a non-blocking stream, which nothing orders after that one, must still come after it.
+    The set-up stream is kept busy, so its fill runs long after an unordered launch would have."""
+    import cupy
+    from tcgemm.gpu.bench import random_operands, reference
+    from tcgemm.gpu.gemm import for_this_gpu, prepare
+    from tcgemm.plan import tile_named
+    spec = for_this_gpu(GEMM_KERNELS[key])
+    if splits:
+        spec = GEMM_KERNELS[key].with_tile(tile_named("64x64"), splits)
+    A, B = random_operands(M, N, K)
+    prepare(spec, A, B)()                  # compiled and loaded before the race
+    keep_busy(cupy.cuda.Stream.null, 1)
+    cupy.cuda.Device().synchronize()
+    set_up = cupy.cuda.Stream.null if set_up_on == "legacy" else cupy.cuda.Stream(non_blocking=True)
+    launch_on = cupy.cuda.Stream(non_blocking=True)
+    keep_busy(set_up)
+    with set_up:
+        run = prepare(spec, A, B)
+    assert run.staged == (("A", "B") if K % 8 else ())
+    with launch_on:
+        run()
+    cupy.cuda.Device().synchronize()
+    assert not bool(cupy.isnan(run.C).any()), f"{key}: C still holds the NaN of its set-up"
+    assert float(cupy.abs(run.C - reference(A, B)).max()) < 1e-2
 
 
 @pytest.mark.parametrize("K", [72, 70])          # 70: the any-shape kernel's K-padding path

@@ -62,10 +62,15 @@ def test_bad_shapes_are_named(hopper, M, N, K, message):
 
 
 def test_runs_on_the_current_stream(hopper):
+    """Prepared on the legacy stream, kept busy so that its NaN fill of C comes late; launched on a
+    non-blocking stream, which must wait for that fill (PreparedGemm's set-up event)."""
     import cupy
     from tcgemm.gpu.bench import random_operands, reference
     from tcgemm.gpu.gemm import for_this_gpu, prepare
+    from tests.gpu.test_launch import keep_busy
     A, B = random_operands(256, 512, 1024)
+    prepare(for_this_gpu(K50), A, B)()          # compiled and loaded before the race
+    keep_busy(cupy.cuda.Stream.null)
     run = prepare(for_this_gpu(K50), A, B)
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:

@@ -1,6 +1,7 @@
 """The WMMA kernels on the GPU: every case (memory orders of A and B) on fresh random inputs, fp16 to the
 fp32 tolerance and int8 bit for bit (with sums beyond int16, beta != 0 and C != 0), odd but valid shapes,
-every bad input's error, and the fragment probe against tcgemm.fragments.wmma."""
+the one launch path they share with every other kernel (tcgemm.gpu.gemm.prepare), every bad input's
+error, and the fragment probe against tcgemm.fragments.wmma."""
 import numpy as np
 import pytest
 
@@ -71,8 +72,9 @@ def test_transposed_views_are_read_in_place():
 def misaligned(A):
     """A copy of A that starts 16 bytes into its buffer."""
     import cupy
-    flat = cupy.empty(A.size + 8, dtype=A.dtype)
-    moved = flat[8:].reshape(A.shape)
+    shift = 16 // A.itemsize
+    flat = cupy.empty(A.size + shift, dtype=A.dtype)
+    moved = flat[shift:].reshape(A.shape)
     moved[...] = A
     return moved
 
@@ -85,8 +87,9 @@ def misaligned(A):
     (lambda A, B, C: (A, B[:32], C), "inner dimensions differ"),
     (lambda A, B, C: (A.get(), B, C), "A is a numpy array in host memory"),
     (lambda A, B, C: (A, B, None), "beta=2 needs a C"),
-    (lambda A, B, C: (A, B, C.T), "C must be a row-major"),
+    (lambda A, B, C: (A, B, C.T), "C is column-major.*reads it row-major"),
     (lambda A, B, C: (misaligned(A), B, C), "A starts at an address that is not a multiple of 32 bytes"),
+    (lambda A, B, C: (A, B, misaligned(C)), "C starts at an address that is not a multiple of 32 bytes"),
 ])
 def test_bad_inputs_get_clear_errors(bad, message):
     from tcgemm.gpu.wmma import gemm, random_case
@@ -100,8 +103,37 @@ def test_int8_takes_integer_scalars_and_unknown_keys_are_named():
     A, B, _ = random_case(WMMA_KERNELS["w1.1"], "A B", 16, 16, 16)
     with pytest.raises(OperandError, match="alpha=0.5: .* integer alpha and beta"):
         gemm("w1.1", A, B, alpha=0.5)
+    with pytest.raises(OperandError, match="beta=2147483648: .* in int32's range"):
+        gemm("w1.1", A, B, beta=2**31)
     with pytest.raises(KeyError, match="unknown WMMA kernel 'w9'.*w1.0, w1.1"):
         gemm("w9", A, B)
+
+
+@pytest.mark.parametrize("key", list(WMMA_KERNELS))
+def test_wmma_launches_through_the_prepared_gemm_of_every_kernel(key):
+    """prepare() takes a WMMA kernel compiled for the orders of A and B, as it takes Kernel 4.7: a new C
+    poisoned until the launch, an output of the caller's (out, C in place), prepared() reusing its checks
+    on the same arrays, and a launch on another stream that waits for its set-up."""
+    import cupy
+    from tcgemm.gpu.gemm import PreparedGemm, check_output, prepare, prepared, random_operands, reference
+    spec = WMMA_KERNELS[key]
+    for case, orders in WMMA_CASES.items():
+        A, B, C = random_operands(208, 112, 400, dtype=spec.in_dtype, orders=orders, addend=True)
+        run = prepare(spec.with_orders(*orders), A, B)
+        assert isinstance(run, PreparedGemm) and run.staged == () and (run.M, run.N, run.K) == (208, 112, 400)
+        poison = cupy.isnan(run.C) if spec.out_dtype == "float32" else run.C == np.iinfo(np.int32).min
+        assert bool(poison.all())
+        with cupy.cuda.Stream(non_blocking=True):
+            run()
+        cupy.cuda.Device().synchronize()
+        result = check_output(run.C, reference(A, B))
+        assert result.passed, f"{key} {case}: {result}"
+        ref = reference(A, B, C, 3, -2)
+        again = prepared(spec.with_orders(*orders), A, B, C, alpha=3, beta=-2, addend=C)
+        assert prepared(spec.with_orders(*orders), A, B, C, alpha=3, beta=-2, addend=C) is again
+        again()                                          # in place: C = 3 A B - 2 C
+        result = check_output(C, ref)
+        assert result.passed, f"{key} {case} in place: {result}"
 
 
 def test_probe_sees_the_expected_fragments():

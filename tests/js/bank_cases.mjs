@@ -1,7 +1,8 @@
 // Runs explorer cases through tcgemm/widgets/banks.js, the explorer's JavaScript bank model, and
 // prints one JSON result per case. Loaded from its text, as anywidget loads it, so no package.json
-// or bundler is involved. stdin: {"cases": [settings...], "exprs": [{expr, names}...]}, where the
-// names' values are decimal strings (integers of any size); stdout: {"cases": [...], "exprs": [...]}.
+// or bundler is involved. stdin: {"cases": [settings...], "exprs": [{expr, names}...], "catalog": the
+// widget's catalog}, where the names' values are decimal strings (integers of any size); stdout:
+// {"cases": [...], "exprs": [...]}, each valid case with the words the explorer shows for it.
 import { readFileSync } from "node:fs";
 
 const source = readFileSync(new URL("../../tcgemm/widgets/banks.js", import.meta.url), "utf8");
@@ -16,7 +17,7 @@ function attempt(compute) {
   }
 }
 
-function runCase(settings) {
+function runCase(settings, catalog) {
   return attempt(() => {
     const { access, report } = banks.analyze(settings);
     return {
@@ -28,6 +29,11 @@ function runCase(settings) {
       phases: report.phases.map((p) => ({ lanes: p.lanes, banks: p.banksPerLane, wavefronts: p.wavefronts })),
       tile_rows: banks.tileRows(settings),
       cute: banks.cuteEquivalent(settings),
+      words: {
+        summary: banks.summaryText(catalog, settings, report),
+        phases: report.phases.map((_, p) => banks.phaseText(access, report, p)),
+        rows: report.phases.map((p, i) => banks.phaseRowLabel(i, p.wavefronts)),
+      },
     };
   });
 }
@@ -41,6 +47,6 @@ function runExpr({ expr, names }) {
 
 const input = JSON.parse(readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify({
-  cases: (input.cases || []).map(runCase),
+  cases: (input.cases || []).map((settings) => runCase(settings, input.catalog)),
   exprs: (input.exprs || []).map(runExpr),
 }));
