@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
+
+from tcgemm.publish import contents
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_TIMEOUT_S = 900
@@ -29,13 +30,7 @@ def jupyter_book() -> str:
 
 
 def toc_pages() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages = [toc["root"]]
-    for chapter in toc.get("chapters", []):
-        pages.append(chapter["file"])
-    for part in toc.get("parts", []):
-        pages += [chapter["file"] for chapter in part.get("chapters", [])]
-    return [p.removesuffix(".ipynb").removesuffix(".md") + ".html" for p in pages]
+    return [p.removesuffix(".ipynb").removesuffix(".md") + ".html" for p in contents.toc_files(ROOT)]
 
 
 @pytest.fixture(scope="session")

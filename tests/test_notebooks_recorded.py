@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 from IPython.core.inputtransformer2 import TransformerManager
 
+from tcgemm.publish import contents
 from tcgemm.publish.notebook import GPU_TAG, STAMP_KEYS, recorded_on
 from tcgemm.style import TEXT_COLUMN_CHARS
 
@@ -141,23 +141,9 @@ def test_gpu_cells_are_leaves(path):
 
 # --- table of contents ----------------------------------------------------------------------
 
-def toc_files(entry) -> set[str]:
-    files = set()
-    if isinstance(entry, dict):
-        for key in ("root", "file"):
-            if key in entry:
-                files.add(str(entry[key]))
-        for value in entry.values():
-            files |= toc_files(value)
-    elif isinstance(entry, list):
-        for value in entry:
-            files |= toc_files(value)
-    return files
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_in_table_of_contents(path):
-    toc = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    toc = set(contents.toc_files(ROOT))
     rel = path.relative_to(ROOT).as_posix()
     assert rel in toc or rel.removesuffix(".ipynb") in toc, f"{rel} is not in _toc.yml"
 
