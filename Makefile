@@ -77,7 +77,7 @@ $(VENV)/.stamp-%: % pyproject.toml setup.py | $(VENV_PYTHON)
 $(VENV)/.stamp-requirements-test.txt: requirements.txt requirements-cuda13.txt requirements-nvrtc13.txt \
                                       requirements-sass.txt
 
-# NVRTC 12 beside the CUDA 13 set, for tests/test_nvrtc.py (tcgemm.gpu.nvrtc_offline.SIDE_DIR).
+# NVRTC 12 beside the CUDA 13 set, for tests/test_nvrtc.py (tcgemm.engine.gpu.nvrtc_offline.SIDE_DIR).
 $(VENV)/nvrtc12/.stamp: requirements-nvrtc12.txt | $(VENV_PYTHON)
 	rm -rf $(VENV)/nvrtc12
 	$(VENV_PYTHON) -m pip install --no-deps --target $(VENV)/nvrtc12 -r $<

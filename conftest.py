@@ -57,7 +57,7 @@ def pytest_collection_modifyitems(config, items):
     gpu_items = [i for i in items if i.get_closest_marker("gpu") or _is_gpu_cell(i, cell_type)]
     if not gpu_items:
         return
-    from tcgemm.gpu.device import gpu_unavailable_reason
+    from tcgemm.engine.gpu.device import gpu_unavailable_reason
 
     why_not = gpu_unavailable_reason()
     have_gpu = why_not is None

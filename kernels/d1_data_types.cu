@@ -10,7 +10,7 @@
 // CUBLAS_COMPUTE_32F_FAST_TF32 GEMM computes it. Fed raw fp32 words, the Tensor Cores drop the 13 low
 // bits: on the H100 that took about a sixth less time at 4096^3 for 2.6 times the error (measured).
 // fp8 (e4m3, e5m2) mma.sync needs sm_89 or later (on sm_90, where ptxas emulates it, the launcher keeps
-// to 32 x 32 warp tiles, which do not spill: tcgemm.catalog.FP8_WARP_TILE_LIMITS).
+// to 32 x 32 warp tiles, which do not spill: tcgemm.engine.catalog.FP8_WARP_TILE_LIMITS).
 // Any M and N, K a multiple of 16 bytes of the type (the launcher pads other K), as in Kernel 4.6.
 #include "ptx.cuh"
 

@@ -1,6 +1,6 @@
 // Kernel 4.6: Kernel 4.5 with its tile chosen per problem. The block tile (BM x BN), the warps
 // (WARPS_M x WARPS_N) and the pipeline (BK, N_STAGES) are macros, so the launcher can compile a small
-// tile for a small or thin C and the 128 x 256 tile for a large one (tcgemm.plan picks). K may be
+// tile for a small or thin C and the 128 x 256 tile for a large one (tcgemm.engine.plan picks). K may be
 // split over gridDim.z blocks: block z sums K tiles [z * per, (z + 1) * per) and writes its partial
 // C to C + z * M * N; the launcher then adds the slices with reduce_splits (below) in a fixed order,
 // so a split result is the same from run to run.

@@ -1,7 +1,7 @@
 // Kernel 5.0: Kernel 4.4 with its copies made by the tensor memory accelerator (TMA, sm_90 on). One
 // thread issues the two tile copies of a stage (cp.async.bulk.tensor); the TMA unit computes every
 // address and writes each tile in the XOR-permuted layout itself: a tile row of BK = 64 halves is
-// 128 bytes and the tensor maps (built on the host by tcgemm.gpu.tma) ask for the 128-byte swizzle
+// 128 bytes and the tensor maps (built on the host by tcgemm.engine.gpu.tma) ask for the 128-byte swizzle
 // (BK = 32: 64 bytes, the 64-byte swizzle), which is Kernel 4.4's permuted_chunk exactly, so the
 // ldmatrix reads are 4.4's. The swizzle XORs bits of the shared address, so every stage starts on a
 // 1024-byte boundary. Each stage has two mbarriers: "full" counts the bytes still to land, "empty" the

@@ -83,7 +83,7 @@ extern "C" __global__ void probe_mma_m16n8k8_tf32_f32(const unsigned *a, const u
 }
 
 // fp8 mma exists from sm_89 on: compiled for an older GPU these two entries do nothing (the
-// Python side does not launch them there; tcgemm.fragments.layouts.runs_on says where they run).
+// Python side does not launch them there; tcgemm.fragment_layouts.runs_on says where they run).
 extern "C" __global__ void probe_mma_m16n8k32_e4m3_f32(const unsigned *a, const unsigned *b,
                                                        const unsigned *c, unsigned *d) {
 #if __CUDA_ARCH__ >= 890

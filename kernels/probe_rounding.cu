@@ -1,5 +1,5 @@
 // How mma.sync rounds. Every operand arrives as the 32-bit register words of its warp fragments,
-// packed by the host (tcgemm.gpu.numerics, from the layouts of tcgemm.fragments.layouts): lane l's
+// packed by the host (tcgemm.numerics.gpu.rounding, from the layouts of tcgemm.fragment_layouts): lane l's
 // register r of a fragment of N registers is word l*N + r of that fragment's 32*N words.
 //   rounding_<type>:   case e = blockIdx.x runs ONE mma.sync, D = A B + C, on its own A, B and C.
 //   accumulate_<type>: block (x, y) is the 16 x 8 tile (y, x) of C = A B, one warp summing all

@@ -4,7 +4,7 @@
 // K-major or MN-major as the entry says (_a_mn: A M-major, _b_mn: B N-major, read with wgmma's transpose
 // immediate), are copied to shared memory unchanged, both descriptors get the start address of their
 // tile added, one wgmma runs, and thread t writes its register i to d[(e * 128 + t) * N/2 + i].
-// Built for sm_90a only (tcgemm.gpu.wgmma); for other targets the entries are empty.
+// Built for sm_90a only (tcgemm.hopper.gpu.wgmma); for other targets the entries are empty.
 #include "wgmma.cuh"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

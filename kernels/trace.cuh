@@ -1,7 +1,7 @@
 // A tile timeline (the TRACE switch of Kernels 5.6 to 5.8, a measurement): the first thread of consumer 0
 // stamps the global timer into tile_trace, and its SM's clock counter into tile_clock, at its block's
 // start, at three points of each tile it works on (its first stage has arrived; its last wgmma is done;
-// its store of C is issued) and at its end. tcgemm.gpu.timeline reads the stamps back, tcgemm.timeline
+// its store of C is issued) and at its end. tcgemm.hopper.gpu.timeline reads the stamps back, tcgemm.hopper.timeline
 // reads them.
 #pragma once
 #include "ptx.cuh"

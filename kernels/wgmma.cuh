@@ -49,6 +49,17 @@ __device__ __forceinline__ void wgmma_m64n8k16_f32_f16_ss(float (&d)[4], unsigne
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// D (64 x 8, f32) = A (64 x 32, e4m3) @ B (32 x 8, e4m3) (+ D when scale_d != 0); A and B K-major in
+// shared memory (the only order 8-bit operands may take), read through their descriptors.
+__device__ __forceinline__ void wgmma_m64n8k32_f32_e4m3_ss(float (&d)[4], unsigned long long desc_a,
+                                                           unsigned long long desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, %4, %5, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // The same with N = 16. TRANS_A / TRANS_B 1: that operand is MN-major (M- or N-contiguous) in shared
 // memory instead of K-major (wgmma's imm-trans-a / imm-trans-b; .f16 and .bf16 only).
 template <int TRANS_A = 0, int TRANS_B = 0>

@@ -1,10 +1,11 @@
 """tcgemm: the companion package of the book on Tensor Core GEMM kernels.
 
-Everything that touches the GPU lives in ``tcgemm.gpu`` and imports CuPy there. The rest runs without
-a GPU and imports no CuPy: the layouts and drawings of ``tcgemm.fragments``, the shared-memory models of
-``tcgemm.smem``, the pipeline and occupancy models of ``tcgemm.pipelines``, the SGEMM models of
-``tcgemm.sgemm``, and the top-level modules (``hw``, ``catalog``, ``check``, ``validate``, ``report``,
-``results``, ...) import only numpy and matplotlib; ``tcgemm.widgets`` adds anywidget, and
+Each chapter's code is a folder (``fragments``, ``smem``, ``pipelines``, ``sgemm``, ``numerics``,
+``hopper``) above the engine every chapter uses (``tcgemm.engine``: the catalog, the plan, checks,
+reports, timing); the top-level modules (``hw``, ``arch``, ``table``, ``style``, ...) are shared by all.
+Everything that touches the GPU lives in a folder's ``gpu`` subpackage (``tcgemm.engine.gpu``,
+``tcgemm.hopper.gpu``, ...) and imports CuPy there; the rest runs without a GPU and imports only numpy
+and matplotlib; ``tcgemm.widgets`` adds anywidget, and
 ``tcgemm.publish`` (recording the book, its prose, its table of contents) IPython, nbclient and PyYAML.
 """
 from pathlib import Path
@@ -21,8 +22,8 @@ KERNEL_DIR = ROOT / "kernels" if _IN_CHECKOUT else Path(__file__).resolve().pare
 
 def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel=None):
     """D = alpha * A @ B + beta * C on the GPU, for float16 (D float32) or int8 (D int32) cupy arrays
-    A (M, K) and B (K, N), each row- or column-major. See tcgemm.gpu.matmul (imported on first call,
+    A (M, K) and B (K, N), each row- or column-major. See tcgemm.engine.gpu.matmul (imported on first call,
     so that `import tcgemm` needs no GPU)."""
-    from tcgemm.gpu.matmul import matmul as gpu_matmul
+    from tcgemm.engine.gpu.matmul import matmul as gpu_matmul
 
     return gpu_matmul(A, B, out=out, alpha=alpha, beta=beta, C=C, kernel=kernel)

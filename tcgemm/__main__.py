@@ -5,7 +5,7 @@ import argparse
 import sys
 import textwrap
 
-from tcgemm.catalog import GEMM_KERNELS, all_sources, source_archs
+from tcgemm.engine.catalog import GEMM_KERNELS, all_sources, source_archs
 from tcgemm.errors import TcgemmError
 
 
@@ -18,8 +18,8 @@ def field(name: str, text: str, width: int | None = None) -> None:
 
 
 def cmd_info(args) -> int:
-    from tcgemm.gpu.compile import load_module
-    from tcgemm.gpu.device import device_info
+    from tcgemm.engine.gpu.compile import load_module
+    from tcgemm.engine.gpu.device import device_info
     from tcgemm.hw import lower_bound_seconds, peak_for
 
     info = device_info()
@@ -44,11 +44,11 @@ def cmd_info(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from tcgemm.catalog import bench_keys, keys_for
-    from tcgemm.gpu.bench import GROUPS, compare
-    from tcgemm.gpu.device import device_info
-    from tcgemm import results
-    from tcgemm.timing import DEFAULT_PLAN
+    from tcgemm.engine.catalog import bench_keys, keys_for
+    from tcgemm.engine.gpu.bench import GROUPS, compare_timings, time_in_rounds
+    from tcgemm.engine.gpu.device import device_info
+    from tcgemm.engine import results
+    from tcgemm.engine.timing import DEFAULT_PLAN
 
     M, N, K = args.mnk if args.mnk else (args.size,) * 3
     info = device_info()
@@ -61,16 +61,29 @@ def cmd_bench(args) -> int:
         if not group_keys:
             continue
         print(f"\n== {group.heading}")
-        comparison = compare(group_keys, M, N, K, reps=args.reps, warmup=args.warmup, ceiling=True, log=print)
+        comparison = compare_timings(group_keys, M, N, K, reps=args.reps, warmup=args.warmup, ceiling=True, log=print)
         passed &= all(r.passed for r in comparison.results)
         print()
         print(comparison.table)
+        if args.rounds:
+            print()
+            print(time_in_rounds(group_keys, M, N, K, args.rounds, args.reps, log=print))
         groups.append(results.bench_group(dtype, group.heading, group.baseline, comparison.results,
                                           comparison.peak_tflops, group.ceiling_name, comparison.ceiling_tflops))
     if json_path:
         doc = results.document(info.as_dict(), M, N, K, DEFAULT_PLAN.with_counts(args.reps, args.warmup), groups)
         print(f"\nwrote {results.write(doc, json_path)} ({results.SCHEMA})")
     return 0 if passed else 1
+
+
+def rounds_count(text: str) -> int:
+    """--rounds: a whole number of at least tcgemm.engine.rounds.MIN_ROUNDS."""
+    from tcgemm.engine.rounds import MIN_ROUNDS
+
+    if not text.isdigit() or int(text) < MIN_ROUNDS:
+        raise argparse.ArgumentTypeError(f"rounds must be a whole number of at least {MIN_ROUNDS} "
+                                         f"(one round has no spread), got {text!r}")
+    return int(text)
 
 
 def main(argv=None) -> int:
@@ -82,11 +95,14 @@ def main(argv=None) -> int:
     b.add_argument("--mnk", type=int, nargs=3, metavar=("M", "N", "K"))
     b.add_argument("--kernels", nargs="*", choices=list(GEMM_KERNELS))
     b.add_argument("--reps", type=int, help="time exactly this many runs per kernel (default: as many as "
-                   "tcgemm.timing.TimingPlan asks: 50 ms of kernel time and 500 runs, or 1 s)")
+                   "tcgemm.engine.timing.TimingPlan asks: 50 ms of kernel time and 500 runs, or 1 s)")
     b.add_argument("--warmup", type=int, help="at least this many warm-up runs (default 3; the warm-up "
                    "also lasts at least 0.2 s)")
+    b.add_argument("--rounds", type=rounds_count, metavar="N",
+                   help="then time the kernels and cuBLAS in turn N times (N >= 2) and print each kernel's "
+                        "median speed over cuBLAS, its spread over the rounds and a verdict (ahead, level, behind)")
     b.add_argument("--json", metavar="PATH",
-                   help="also write the results as JSON (schema in tcgemm/results.py): to PATH, or for a folder "
+                   help="also write the results as JSON (schema in tcgemm/engine/results.py): to PATH, or for a folder "
                         "such as results/ to results/<gpu>.json, named after the GPU")
     args = parser.parse_args(argv)
     try:

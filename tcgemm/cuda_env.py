@@ -5,7 +5,7 @@ context) gives the newest CUDA version the driver supports, /proc/driver/nvidia/
 nvidia-smi) its release, such as 535.183.01. From that:
   * the Makefile picks the CUDA set of `make lab` (`python3 -m tcgemm.cuda_env [--cuda 12|13|none]`
     prints 13, 12 or none; a forced set the driver cannot run is an error naming both versions);
-  * tcgemm.gpu.device checks the installed CuPy wheel against the driver before importing it, so the
+  * tcgemm.engine.gpu.device checks the installed CuPy wheel against the driver before importing it, so the
     reader gets "driver R535 supports CUDA 12.2, but cupy-cuda13x needs 13.0" instead of CUDA's
     "driver version is insufficient" (which CUDA also says when there is no driver at all).
 """

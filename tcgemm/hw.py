@@ -73,6 +73,9 @@ _PEAKS: tuple[tuple[str, Peak], ...] = (
                    by_type=_by_type(bf16=989.4, tf32=494.7, s8=1978.9, fp8=1978.9, f16_acc=989.4))),
     (r"H200", Peak("H200 SXM", 989.4,
                    "NVIDIA H200 datasheet: FP16 Tensor Core 1,979 TFLOP/s with sparsity, halved", fp32=66.9,
+                   # The datasheet states no clock; the H200 is the H100 SXM5's die with more memory, and
+                   # its peak is 132 SMs x 4096 FLOP x 1830 MHz to 4 digits (tests/test_hw.py), as the H100's.
+                   tensor_clock_mhz=1830,
                    by_type=_by_type(bf16=989.5, tf32=494.5, s8=1979.0, fp8=1979.0))),
 )
 

@@ -67,7 +67,7 @@ class Verdict(str):
 
     @classmethod
     def of(cls, result, text: str | None = None) -> "Verdict":
-        """The verdict of a tcgemm.check result (a Check: relative Frobenius error and its tolerance; an
+        """The verdict of a tcgemm.engine.accuracy result (a Check: relative Frobenius error and its tolerance; an
         ExactCheck: bit-exact), shown as `text` (default: the result's own str)."""
         text = str(result) if text is None else text
         if hasattr(result, "mismatches"):

@@ -8,7 +8,7 @@ from typing import NoReturn
 
 import pytest
 
-from tcgemm.gpu.nvrtc_offline import cuda_tool
+from tcgemm.engine.gpu.nvrtc_offline import cuda_tool
 
 
 def skip_or_fail(variable: str, reason: str) -> NoReturn:

@@ -14,12 +14,12 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from tcgemm import sass_loop, source  # noqa: E402
-from tcgemm.catalog import ABLATION_SWITCHES, GEMM_KERNELS, SKIP_SWITCHES, TARGET_ARCHS, configured  # noqa: E402
+from tcgemm.engine import sass_loop, source  # noqa: E402
+from tcgemm.engine.catalog import ABLATION_SWITCHES, GEMM_KERNELS, SKIP_SWITCHES, TARGET_ARCHS, configured  # noqa: E402
 from tcgemm.pipelines import ablation  # noqa: E402
 from tcgemm.pipelines.ablation import (ABLATED, Measurement, ablation_figure, ablation_table, ranked,  # noqa: E402
                                        switches_table)
-from tcgemm.report import summarize  # noqa: E402
+from tcgemm.engine.report import summarize  # noqa: E402
 from tcgemm.smem.kernel_smem import predict  # noqa: E402
 
 SWITCHES = [name for name, _ in ABLATION_SWITCHES]
@@ -127,8 +127,8 @@ def test_the_bank_model_predicts_no_xor_conflicts(arch):
 
 @lru_cache(maxsize=None)
 def sass(arch: str, switch: str | None) -> str:
-    from tcgemm.gpu.sass import sass_tools_missing
-    from tcgemm.gpu.nvrtc_offline import compile_cubin, cuobjdump_sass
+    from tcgemm.engine.gpu.sass import sass_tools_missing
+    from tcgemm.engine.gpu.nvrtc_offline import compile_cubin, cuobjdump_sass
 
     missing = sass_tools_missing()
     if missing:

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS
-from tcgemm.gpu.ncu import METRICS, PREDICTED_BY, Comparison
+from tcgemm.engine.catalog import GEMM_KERNELS, TARGET_ARCHS
+from tcgemm.engine.gpu.ncu import METRICS, PREDICTED_BY, Comparison
 from tcgemm.publish.notebook import recorded_on
 from tcgemm.smem import bank_cases, banks, kernel_smem, notation
 

@@ -30,11 +30,11 @@ import pytest
 from matplotlib.figure import Figure
 
 from tcgemm.dark_mode import DARK_PAGE
-from tcgemm.fragments.layouts import ldmatrix_address_lane, ldmatrix_layout
+from tcgemm.fragment_layouts import ldmatrix_address_lane, ldmatrix_layout
 from tcgemm.publish.notebook import recorded_on
 from tcgemm.smem import bank_cases
 from tcgemm.smem.banks import analyze, bank_of, ldmatrix_tile, row_major, xor_permuted
-from tcgemm.source import Listing
+from tcgemm.engine.source import Listing
 from tcgemm.style import DISPLAY_COLUMN_PX, MIN_DISPLAY_TEXT_PX, RECORD_DPI, TEXT_COLUMN_CHARS
 from required import skip_or_fail
 from test_bank_cases import CHAPTER, recorded_explorer_state
@@ -421,7 +421,7 @@ def test_listings_and_widget_controls_follow_the_theme(browser_report):
 # and table text that fails in dark mode only, faded text that fails in both, and a disabled button
 # (exempt from contrast, but a light box on the dark page); a figure in two variants, one light
 # figure alone (a panel in dark mode), one whose ink fades into the dark page; a light <select> in a
-# widget (a panel in dark mode, in the light colour-scheme), and a code listing (tcgemm.source).
+# widget (a panel in dark mode, in the light colour-scheme), and a code listing (tcgemm.engine.source).
 def png_uri(background, ink, size=(120, 40)) -> str:
     """A PNG as a data: URI: a picture of ``background`` (RGBA) with a bar of ``ink`` in its middle."""
     import base64

@@ -3,10 +3,10 @@ tests/gpu)."""
 import numpy as np
 import pytest
 
-from tcgemm import ceiling
-from tcgemm.catalog import PROBES
-from tcgemm.fragments.layouts import MMA_VARIANTS, mma_layouts
-from tcgemm.fragments.registers import from_registers
+from tcgemm.engine import ceiling
+from tcgemm.engine.catalog import PROBES
+from tcgemm.fragment_layouts import MMA_VARIANTS, mma_layouts
+from tcgemm.registers import from_registers
 
 
 def test_every_variant_has_its_ceiling_kernel():
@@ -67,9 +67,9 @@ def test_flops_count_two_mma_per_round_and_one_more():
 def test_ceiling_reports_fit_the_text_column():
     """Both ceilings (measured in tests/gpu) print their rate, then how it was measured, each line
     within the book's text column."""
-    from tcgemm.gpu.ceiling import Ceiling
-    from tcgemm.gpu.ffma_ceiling import FfmaCeiling
-    from tcgemm.report import Timing
+    from tcgemm.engine.gpu.ceiling import Ceiling
+    from tcgemm.engine.gpu.ffma_ceiling import FfmaCeiling
+    from tcgemm.engine.report import Timing
     from tcgemm.style import TEXT_COLUMN_CHARS
     timing = Timing(1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 10)
     reports = [str(Ceiling(631.74, timing, 16, 2048, True)), str(FfmaCeiling(65.61, timing, 8, 1024, False))]

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from tcgemm.check import compare
+from tcgemm.engine.accuracy import compare_outputs
 
 
 @pytest.fixture
@@ -13,14 +13,14 @@ def ref():
 
 
 def test_exact_result_passes(ref):
-    c = compare(ref.astype(np.float32), ref)
+    c = compare_outputs(ref.astype(np.float32), ref)
     assert c.passed and c.rel_fro < 1e-6 and str(c).startswith("PASS")
 
 
 def test_nan_never_passes(ref):
     out = ref.copy()
     out[3, 4] = np.nan
-    c = compare(out, ref)
+    c = compare_outputs(out, ref)
     assert not c.passed and c.nonfinite == 1 and "NaN" in str(c)
 
 
@@ -29,31 +29,31 @@ def test_one_wrong_element_fails_although_frobenius_is_small():
     ref = rng.uniform(-1, 1, (512, 512)) @ rng.uniform(-1, 1, (512, 512))
     out = ref.copy()
     out[100, 200] += 5e-3 * np.abs(ref).max()
-    c = compare(out, ref)
+    c = compare_outputs(out, ref)
     assert c.rel_fro < c.tol_fro  # the Frobenius norm alone would let it through
     assert not c.passed and "(100, 200)" in c.reason
 
 
 def test_fp16_accumulation_gets_a_looser_tolerance(ref):
     noisy = ref * (1 + 2e-3)
-    assert not compare(noisy, ref, "float32").passed
-    assert compare(noisy, ref, "float16").passed
+    assert not compare_outputs(noisy, ref, "float32").passed
+    assert compare_outputs(noisy, ref, "float16").passed
 
 
 def test_zero_reference_is_refused():
     with pytest.raises(ValueError, match="zeros"):
-        compare(np.zeros((4, 4)), np.zeros((4, 4)))
+        compare_outputs(np.zeros((4, 4)), np.zeros((4, 4)))
 
 
 def test_shape_and_precision_errors(ref):
     with pytest.raises(ValueError, match="shape"):
-        compare(ref[:, :-1], ref)
+        compare_outputs(ref[:, :-1], ref)
     with pytest.raises(ValueError, match="precision"):
-        compare(ref, ref, "bfloat16")
+        compare_outputs(ref, ref, "bfloat16")
 
 
 def test_exact_comparison_finds_one_wrong_integer():
-    from tcgemm.check import compare_exact
+    from tcgemm.engine.accuracy import compare_exact
 
     ref = np.array([[40000, -3], [7, 1]], dtype=np.int32)
     good = compare_exact(ref.copy(), ref)
@@ -70,7 +70,7 @@ def test_exact_comparison_finds_one_wrong_integer():
 def test_tolerance_rule_follows_the_measured_growth_with_k():
     """fp32 accumulators truncate: the tolerance grows as K once u K passes u sqrt(K) (K > 400);
     fp16 accumulators round to nearest: it grows as sqrt(K)."""
-    from tcgemm.check import MARGIN, tolerance
+    from tcgemm.engine.accuracy import MARGIN, tolerance
 
     fro, worst = tolerance("float32", 4096)
     assert tolerance("float32", 4 * 4096) == pytest.approx((4 * fro, 4 * worst))
@@ -85,7 +85,7 @@ def test_tolerance_rule_follows_the_measured_growth_with_k():
 
 
 def test_compare_with_k_uses_the_rule(ref):
-    from tcgemm.check import tolerance
+    from tcgemm.engine.accuracy import tolerance
 
-    c = compare(ref.astype(np.float32), ref, "float32", K=96)
+    c = compare_outputs(ref.astype(np.float32), ref, "float32", K=96)
     assert (c.tol_fro, c.tol_max) == tolerance("float32", 96) and c.passed

@@ -1,5 +1,5 @@
 """Which CUDA set fits the driver (tcgemm.cuda_env), and the errors a reader gets when the installed
-wheels do not fit it (tcgemm.gpu.device), with the driver's answers mocked: no GPU needed."""
+wheels do not fit it (tcgemm.engine.gpu.device), with the driver's answers mocked: no GPU needed."""
 import re
 import sys
 
@@ -8,7 +8,7 @@ import pytest
 from tcgemm import cuda_env
 from tcgemm.cuda_env import CudaSetError, Driver, mismatch, pick_set
 from tcgemm.errors import NoGPUError
-from tcgemm.gpu import device
+from tcgemm.engine.gpu import device
 
 SMI_535 = """Mon Nov 23 06:00:00 2026
 +---------------------------------------------------------------------------------------+
@@ -107,7 +107,7 @@ def test_cli_prints_the_set_or_fails_clearly(monkeypatch, capsys):
     assert out == "" and "supports CUDA 12.2, but these wheels (the CUDA 13 set) need CUDA 13.0" in err
 
 
-# --- the errors of tcgemm.gpu.device, checked before CuPy is imported ------------------------------
+# --- the errors of tcgemm.engine.gpu.device, checked before CuPy is imported ------------------------------
 
 @pytest.fixture
 def driver(monkeypatch):
@@ -164,7 +164,7 @@ def test_without_cupy_the_import_error_says_what_to_install(driver):
 
 def test_makefile_has_a_lab_set_for_every_choice_and_its_files_exist():
     from tcgemm import ROOT
-    from tcgemm.gpu.nvrtc_offline import WHEEL_LAYOUT
+    from tcgemm.engine.gpu.nvrtc_offline import WHEEL_LAYOUT
 
     sets = dict(re.findall(r"^LAB_SET_(\w+)\s*:=\s*(.+)$", (ROOT / "Makefile").read_text(), re.M))
     assert set(sets) == {str(m) for m in cuda_env.MIN_DRIVER} | {cuda_env.NO_CUDA}

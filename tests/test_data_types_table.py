@@ -1,13 +1,13 @@
-"""tcgemm.gpu.data_types.table without a GPU: each type's errors beside its check, and the tolerance."""
+"""tcgemm.numerics.gpu.data_types.table without a GPU: each type's errors beside its check, and the tolerance."""
 from types import SimpleNamespace
 
 import pytest
 
-from tcgemm.report import summarize
+from tcgemm.engine.report import summarize
 
 
 def test_the_table_shows_each_error_and_the_tolerance(monkeypatch):
-    import tcgemm.gpu.data_types as dt
+    import tcgemm.numerics.gpu.data_types as dt
     monkeypatch.setattr(dt, "device_info", lambda: SimpleNamespace(name="Some GPU"))
     t = summarize([1e-4])
     rows = [dt.TypeResult("fp16 -> fp32", 2 * 4096**3, t, "PASS", t, "PASS", 650.0, 2.1e-7, 3.4e-7, 9.8e-5),
@@ -21,11 +21,11 @@ def test_the_table_shows_each_error_and_the_tolerance(monkeypatch):
 
 
 def test_an_exact_check_has_no_error_unless_it_failed():
-    import tcgemm.gpu.data_types as dt
-    from tcgemm.check import compare, compare_exact
+    import tcgemm.numerics.gpu.data_types as dt
+    from tcgemm.engine.accuracy import compare_outputs, compare_exact
     import numpy as np
     ok = compare_exact(np.array([1, 2], dtype=np.int32), np.array([1, 2], dtype=np.int32))
     wrong = compare_exact(np.array([1, 3], dtype=np.int32), np.array([1, 2], dtype=np.int32))
     assert dt._error(ok) == 0.0 and dt._error(wrong) is None and dt._error(None) is None
-    close = compare(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-7]), "float32", 64)
+    close = compare_outputs(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-7]), "float32", 64)
     assert dt._error(close) == pytest.approx(close.rel_fro) and close.rel_fro > 0

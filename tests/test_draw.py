@@ -14,7 +14,7 @@ from tcgemm.fragments.draw import (  # noqa: E402
 from tcgemm.style import (  # noqa: E402
     COLUMN_WIDTH_IN, MIN_FONT_PT, MUTED_FACE, contrast_ratio, lane_color, relative_luminance,
 )
-from tcgemm.fragments.layouts import (  # noqa: E402
+from tcgemm.fragment_layouts import (  # noqa: E402
     MMA_VARIANTS,
     ldmatrix_address_lane,
     ldmatrix_instruction,

@@ -1,6 +1,6 @@
 """Data types on Tensor Cores without a GPU: register encodings of every input type, the probes'
 experiments run through an emulated mma, the recorded probe observation (tests/data/mma_fragments_*.json,
-written by tcgemm.gpu.probes.report on a GPU) against the layouts, the SASS of every variant per target
+written by tcgemm.engine.gpu.probes.report on a GPU) against the layouts, the SASS of every variant per target
 (NVRTC offline), and the per-type datasheet rates."""
 import json
 from pathlib import Path
@@ -9,12 +9,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import tcgemm.gpu.probes as probes
-from tcgemm import ceiling, hw
-from tcgemm.catalog import PROBES
+import tcgemm.engine.gpu.probes as probes
+from tcgemm.engine import ceiling
+from tcgemm import hw
+from tcgemm.engine.catalog import PROBES
 from tcgemm.errors import OperandError, UnsupportedOnGPUError
-from tcgemm.fragments.layouts import MMA_VARIANTS, FragmentLayout, element_bits, mma_layout, mma_layouts
-from tcgemm.fragments.registers import from_registers, to_registers
+from tcgemm.fragment_layouts import MMA_VARIANTS, FragmentLayout, element_bits, mma_layout, mma_layouts
+from tcgemm.registers import from_registers, to_registers
 
 DATA = Path(__file__).resolve().parent / "data"
 RECORDINGS = sorted(DATA.glob("mma_fragments_*.json"))
@@ -111,7 +112,7 @@ def test_a_gpu_without_fp8_skips_in_one_line(monkeypatch):
 
 
 def test_the_ceiling_skips_fp8_on_an_older_gpu(monkeypatch):
-    import tcgemm.gpu.ceiling as gpu_ceiling
+    import tcgemm.engine.gpu.ceiling as gpu_ceiling
     monkeypatch.setattr(gpu_ceiling, "current_arch", lambda: "sm_80")
     with pytest.raises(UnsupportedOnGPUError, match=r"\(sm_80\) has no .e4m3 mma.sync"):
         gpu_ceiling.run_once(8, 16, variant="m16n8k32.e4m3.f32")
@@ -126,7 +127,7 @@ def test_every_variant_has_its_probe_kernel():
 # ---- the recorded observation ------------------------------------------------------------------------
 
 def test_a_probe_observation_is_recorded():
-    assert RECORDINGS, ("no recorded mma probe observation: run tcgemm.gpu.probes.report('tests/data') on a "
+    assert RECORDINGS, ("no recorded mma probe observation: run tcgemm.engine.gpu.probes.report('tests/data') on a "
                         "GPU; it writes tests/data/mma_fragments_<gpu>.json")
 
 
@@ -172,17 +173,17 @@ ARCHS = ["sm_80", "sm_86", "sm_89", "sm_90"]
 @pytest.fixture(scope="module")
 def listings():
     """(source, arch) -> cuobjdump -sass of the two probe files, compiled by NVRTC."""
-    from tcgemm.gpu.sass import sass_tools_missing
+    from tcgemm.engine.gpu.sass import sass_tools_missing
     if missing := sass_tools_missing():
         pytest.skip(missing)
-    from tcgemm.gpu.nvrtc_offline import compile_cubin, cuobjdump_sass
+    from tcgemm.engine.gpu.nvrtc_offline import compile_cubin, cuobjdump_sass
     return {(source, arch): cuobjdump_sass(compile_cubin(source, arch))
             for source in ("probe_mma.cu", "probe_mma_ceiling.cu") for arch in ARCHS}
 
 
 @pytest.fixture(scope="module")
 def probe_ops(listings):
-    from tcgemm.gpu.sass import function_ops
+    from tcgemm.engine.gpu.sass import function_ops
     return {where: function_ops(listing) for where, listing in listings.items()}
 
 
@@ -201,7 +202,7 @@ def test_the_ceiling_loop_runs_one_round_of_the_probes_mma(listings, probe_ops, 
     instructions of each kind as 16 probes of the variant: no mma computed once for two (ptxas does
     that for sm_90's fp8 when the loop is unrolled)."""
     from collections import Counter
-    from tcgemm import sass_loop
+    from tcgemm.engine import sass_loop
     probe = probe_ops["probe_mma.cu", arch][probes.probe_entry(variant)]
     if not probe:
         assert not probe_ops["probe_mma_ceiling.cu", arch][ceiling.entry(variant)]     # fp8 before sm_89
@@ -217,7 +218,7 @@ def test_the_ceiling_loop_runs_one_round_of_the_probes_mma(listings, probe_ops, 
 def test_hopper_adds_c_to_fp8_products_outside_the_tensor_core(listings, variant):
     """On sm_90 the first of the two HMMA starts from zero (RZ) and C joins by 4 FADD per lane."""
     import re
-    from tcgemm.gpu.sass import function_ops
+    from tcgemm.engine.gpu.sass import function_ops
     pattern = re.compile(r"\bFADD\b|HMMA\.16816\.F32 R\d+, R\d+, R\d+, RZ")
     ops = function_ops(listings["probe_mma.cu", "sm_90"], pattern)[probes.probe_entry(variant)]
     from_zero = [op for op in ops if op.startswith("HMMA")]
@@ -225,7 +226,7 @@ def test_hopper_adds_c_to_fp8_products_outside_the_tensor_core(listings, variant
 
 
 def test_function_ops_counts_per_function():
-    from tcgemm.gpu.sass import function_ops
+    from tcgemm.engine.gpu.sass import function_ops
     listing = ("  Function : first\n  HMMA.16816.F32 R4, R4, R8, RZ ;\n  HMMA.16816.F32 R4, R8, R8, R4 ;\n"
                "  Function : second\n  IMMA.16832.S8.S8 R0, R4, R8, R0 ;\n  LDG.E R0, [R2] ;\n")
     assert function_ops(listing) == {"first": {"HMMA.16816.F32": 2}, "second": {"IMMA.16832.S8.S8": 1}}

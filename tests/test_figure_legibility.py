@@ -31,20 +31,22 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from tcgemm.catalog import GEMM_KERNELS  # noqa: E402
-from tcgemm import draw_numerics  # noqa: E402
+from tcgemm.engine.catalog import GEMM_KERNELS  # noqa: E402
+from tcgemm.numerics import draw_numerics  # noqa: E402
 from tcgemm.dark_mode import DARK_MIME  # noqa: E402
-from tcgemm.fragments import draw, draw_wgmma, layouts, wmma  # noqa: E402
+from tcgemm.fragments import draw, wmma  # noqa: E402
+from tcgemm.hopper import draw_wgmma  # noqa: E402
+from tcgemm import fragment_layouts  # noqa: E402
 from tcgemm.pipelines import ablation, draw_pipeline  # noqa: E402
-from tcgemm.gpu.bench import CUBLAS, CUBLAS_SGEMM, GROUPS, Comparison  # noqa: E402  (imports no CuPy)
+from tcgemm.engine.gpu.bench import CUBLAS, CUBLAS_SGEMM, GROUPS, Comparison  # noqa: E402  (imports no CuPy)
 from tcgemm.hw import peak_for  # noqa: E402
-from tcgemm.report import SWEEP_SHAPES, BenchResult, summarize, sweep_figure  # noqa: E402
-from tcgemm.results import comparison_figure, load, load_all  # noqa: E402
-from tcgemm.rounding import MMA_TYPES  # noqa: E402
+from tcgemm.engine.report import SWEEP_SHAPES, BenchResult, summarize, sweep_figure  # noqa: E402
+from tcgemm.engine.results import comparison_figure, load, load_all  # noqa: E402
+from tcgemm.numerics.rounding import MMA_TYPES  # noqa: E402
 from tcgemm.sgemm import draw_regbank, draw_sgemm, regbank  # noqa: E402
 from tcgemm.smem import banks, canonical, draw_banks  # noqa: E402
-from tcgemm.power import Sample, Sustained, sustained_figure  # noqa: E402
-from tcgemm.timeline import FIRST_TILE_SLOT, TRACE_SLOTS, TileTimeline  # noqa: E402
+from tcgemm.hopper.power import Sample, Sustained, sustained_figure  # noqa: E402
+from tcgemm.hopper.timeline import FIRST_TILE_SLOT, TRACE_SLOTS, TileTimeline  # noqa: E402
 from tcgemm.style import (  # noqa: E402
     COLUMN_WIDTH_IN, DISPLAY_COLUMN_PX, MIN_DISPLAY_TEXT_PX, RECORD_DPI, displayed_text_sizes, new_figure,
 )
@@ -58,10 +60,10 @@ H100 = "NVIDIA H100 80GB HBM3"
 
 
 def compared_keys(source: str) -> list[str]:
-    """The kernel keys of the cell's tcgemm.gpu.bench.compare(...) call: a list literal, or a name
+    """The kernel keys of the cell's tcgemm.engine.gpu.bench.compare_timings(...) call: a list literal, or a name
     the cell assigns a list literal to."""
     tree = ast.parse("\n".join(line for line in source.splitlines() if not line.startswith("%")))
-    (call,) = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "compare"]
+    (call,) = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "compare_timings"]
     arg = call.args[0]
     if isinstance(arg, ast.Name):
         (arg,) = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
@@ -100,7 +102,7 @@ def power_figure():
 
 def bench_figure(where) -> object:
     """The bar chart of the cell's compare(...) on an H100, from made-up timings of the same kernels,
-    named as tcgemm.gpu.bench names them (a tuned kernel with its configuration)."""
+    named as tcgemm.engine.gpu.bench names them (a tuned kernel with its configuration)."""
     keys = compared_keys("".join(CELLS[where]["source"]))
     (dtype,) = {GEMM_KERNELS[k].in_dtype for k in keys}
     results = [BenchResult(name=CUBLAS if dtype == "float16" else CUBLAS_SGEMM, M=4096, N=4096, K=4096,
@@ -115,7 +117,7 @@ def bench_figure(where) -> object:
 
 
 def sweep_rows() -> list[dict]:
-    """The pipelines chapter's size sweep, labelled as tcgemm.gpu.bench.size_sweep labels it."""
+    """The pipelines chapter's size sweep, labelled as tcgemm.engine.gpu.bench.size_sweep labels it."""
     return [{"family": family, "label": f"{M}x{N}x{K}", "kernel_tflops": 300.0 + i, "cublas_tflops": 600.0 - i}
             for family, mnks in SWEEP_SHAPES.items() for i, (M, N, K) in enumerate(mnks)]
 
@@ -150,7 +152,7 @@ FIGURES = {
                                       lambda: draw.mma_product_figure("m16n8k32", "e4m3", "f32")),
     # The probe observes the documented layout on a working GPU; the figure is drawn the same way.
     ("mma_fragments", "284641db"): ('draw.fragment_grid(observed, title="A of m16n8k16, as observed on this GPU")',
-                                    lambda: draw.fragment_grid(layouts.mma_layout("m16n8k16", "A", "f16", "f32"),
+                                    lambda: draw.fragment_grid(fragment_layouts.mma_layout("m16n8k16", "A", "f16", "f32"),
                                                                title="A of m16n8k16, as observed on this GPU")),
     ("mma_fragments", "c2cd9e3b"): ("draw.ldmatrix_figure(4)", lambda: draw.ldmatrix_figure(4)),
     ("mma_fragments", "a9dd60b3"): ("fp16.figure()", lambda: bench_figure(("mma_fragments", "a9dd60b3"))),
@@ -169,7 +171,7 @@ FIGURES = {
     ("ablation", "ab-measured"): ("ablation_figure(measurements)", lambda: ablation.ablation_figure(
         [ablation.Measurement(s, 4096, 4096, 4096, True, "PASS", summarize([(3.3 + 0.3 * i) * 1e-4]), 200, 0)
          for i, s in enumerate((None, *ablation.ABLATED))])),
-    # Made-up errors of every mma type (int8: exact), as tcgemm.gpu.numerics.errors_vs_k returns them.
+    # Made-up errors of every mma type (int8: exact), as tcgemm.numerics.gpu.rounding.errors_vs_k returns them.
     ("numerics", "nm-errors-figure"): ("errors_figure(errors)", lambda: draw_numerics.errors_figure(
         {label: [(K, 0.0 if label.startswith("int8") else 1e-7 * 4 ** i * K ** 0.5, 0.0)
                  for K in (64, 256, 1024, 4096, 16384, 65536)] for i, label in enumerate(MMA_TYPES)})),

@@ -1,5 +1,5 @@
 """Lists of the book's pages and kernels that are typed in more than one place agree with their source:
-the table of contents (_toc.yml, through tcgemm.publish.contents) and the kernel catalog (tcgemm.catalog).
+the table of contents (_toc.yml, through tcgemm.publish.contents) and the kernel catalog (tcgemm.engine.catalog).
 
 * The introduction's list of pages is computed from _toc.yml by a CPU cell: its recorded output names
   the pages of _toc.yml, in order, with their titles (nbval re-runs the cell and compares as well).
@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from tcgemm.catalog import all_sources
+from tcgemm.engine.catalog import all_sources
 from tcgemm.publish import contents
 from tcgemm.publish.prose import METADATA_KEY, PROSE_KEY
 
@@ -90,7 +90,7 @@ def test_recorded_info_lists_every_kernel_of_the_catalog():
     cell = _code_cell(_intro(), 'main(["info"])')
     assert _recorded_info_sources(cell) == all_sources(), (
         "intro.ipynb: the recorded `python -m tcgemm info` output does not list the catalog's kernel "
-        "sources (tcgemm.catalog.all_sources): record the notebook again")
+        "sources (tcgemm.engine.catalog.all_sources): record the notebook again")
     results = [o for o in cell.get("outputs", []) if o.get("output_type") == "execute_result"]
     assert not results, "intro.ipynb: the info cell shows a value after its listing (its return code?)"
 

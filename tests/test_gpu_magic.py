@@ -10,13 +10,13 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tcgemm import ROOT
-from tcgemm.gpu.device import gpu_unavailable_reason
+from tcgemm.engine.gpu.device import gpu_unavailable_reason
 from tcgemm.publish.magic import skip_line, too_old
 from tcgemm.publish.notebook import GPU_TAG
 
 LOAD = "%load_ext tcgemm.publish.magic"
 # Stands in for a usable GPU inside the kernel (the magic looks the function up at each call).
-PRETEND_GPU = "import tcgemm.gpu.device as device\ndevice.gpu_unavailable_reason = lambda: None"
+PRETEND_GPU = "import tcgemm.engine.gpu.device as device\ndevice.gpu_unavailable_reason = lambda: None"
 BOOK = sorted((ROOT / "book").glob("*.ipynb"))
 
 
@@ -52,7 +52,7 @@ def test_with_a_gpu_the_body_runs_like_a_plain_cell():
 
 def test_a_cell_for_a_newer_gpu_says_so_in_one_line():
     """`%%gpu sm_90` (the Hopper chapter) runs its body on sm_90 and later; before, it prints one line."""
-    older = PRETEND_GPU + "\nimport tcgemm.gpu.compile as compile\ncompile.current_arch = lambda: 'sm_86'"
+    older = PRETEND_GPU + "\nimport tcgemm.engine.gpu.compile as compile\ncompile.current_arch = lambda: 'sm_86'"
     cells = _run(LOAD, older, "%%gpu sm_90\nprint('ran')\n", "%%gpu sm_80\nprint('ran')\n")
     assert _text(cells[2]) == skip_line("this cell needs a GPU of sm_90 or later, and this one is sm_86") + "\n"
     assert _text(cells[3]) == "ran\n"

@@ -7,21 +7,23 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS, WMMA_CASES, configured
+from tcgemm.engine.catalog import GEMM_KERNELS, WMMA_CASES, configured
+from tcgemm.engine.kernel_types import Signature
 from tcgemm.errors import OperandError
 from tcgemm.smem.canonical import mnmajor_layout
-from tcgemm.source import KERNEL_DIR
-from tcgemm.tma import box_offsets, boxes_as_canonical, gemm_maps, mn_box, operand_map
-from tcgemm.validate import check_addend
+from tcgemm.engine.source import KERNEL_DIR
+from tcgemm.engine.tma import box_offsets, boxes_as_canonical, gemm_maps, mn_box, operand_map
+from tcgemm.engine.operands import check_addend
 
 K57 = GEMM_KERNELS["k5.7"]
 
 
 def test_catalog_entry_is_kernel_5_6_with_either_order():
     k56 = GEMM_KERNELS["k5.6"]
-    assert K57.either_order and K57.tma and not K57.blas_signature and GEMM_KERNELS["k4.7"].blas_signature
-    assert (K57.tile_m, K57.tile_n, K57.tile_k, K57.cluster, K57.block, K57.tma_store, K57.switches) == \
-        (k56.tile_m, k56.tile_n, k56.tile_k, k56.cluster, k56.block, k56.tma_store, k56.switches)
+    assert K57.either_order and K57.signature is Signature.TENSOR_MAPS_AND_C
+    assert GEMM_KERNELS["k4.7"].signature is Signature.BLAS
+    assert (K57.tile_m, K57.tile_n, K57.tile_k, K57.cluster, K57.block, K57.signature, K57.switches) == \
+        (k56.tile_m, k56.tile_n, k56.tile_k, k56.cluster, k56.block, k56.signature, k56.switches)
     assert K57.defines == configured("k5.6", "sm_90").defines            # the K-major default build
     variant = K57.with_orders("F", "C")
     assert dict(variant.defines)["A_COL_MAJOR"] == 1 and dict(variant.defines)["B_COL_MAJOR"] == 0
@@ -57,7 +59,7 @@ def test_maps_follow_each_operands_memory_order(case):
 
 def test_an_mn_major_operand_whose_rows_break_tmas_stride_rule_is_named():
     """TMA needs the rows of the stored matrix 16 bytes apart: M % 8 == 0 for a column-major A, N % 8
-    == 0 for a row-major B. The launcher stages such an operand (tcgemm.gpu.gemm._needs_staging); the
+    == 0 for a row-major B. The launcher stages such an operand (tcgemm.engine.gpu.gemm._needs_staging); the
     map of the operand as it lies is refused naming the rule."""
     spec = K57.with_orders("F", "C")
     with pytest.raises(OperandError, match="contiguous dimension must be a multiple of 8"):
@@ -71,7 +73,7 @@ def _array(shape, strides, ptr=0x1000):
 
 
 def test_the_launcher_stages_what_tma_cannot_read_in_place():
-    from tcgemm.gpu.gemm import _needs_staging
+    from tcgemm.engine.gpu.gemm import _needs_staging
     spec = K57.with_orders("F", "C")
     assert not _needs_staging(spec, _array((1000, 64), (2, 2000)), "F", 64)           # column-major A, M % 8 == 0
     assert _needs_staging(spec, _array((1001, 64), (2, 2002)), "F", 64)               # M % 8 != 0
@@ -107,10 +109,11 @@ def test_kernel_source_uses_the_box_and_offsets_of_the_maps():
 
 
 def test_order_table_rows_are_runs_by_round_relative_to_the_base(monkeypatch):
-    """tcgemm.gpu.matmul.order_table (Kernels 4.7 and 5.7's timing tables), with the GPU parts replaced:
+    """tcgemm.engine.gpu.matmul.order_table (Kernels 4.7 and 5.7's timing tables), with the GPU parts replaced:
     each run checked once, timed in every round, its speed relative to run `base` of the same round."""
-    from tcgemm.gpu import matmul, timing, wmma
-    from tcgemm.gpu import device
+    from tcgemm.engine.gpu import matmul, timing
+    from tcgemm.fragments.gpu import wmma
+    from tcgemm.engine.gpu import device
 
     calls = []
     monkeypatch.setattr(matmul, "reference", lambda *args: "ref")

@@ -49,6 +49,7 @@ def test_bad_arguments():
 
 @pytest.mark.parametrize("name, sm_count, flop_per_clock", [
     ("NVIDIA H100 80GB HBM3", 132, 4096),      # 989.4 TFLOP/s = 132 x 4096 x 1830 MHz
+    ("NVIDIA H200", 132, 4096),                # the same peak, SMs and clock
     ("NVIDIA A100-SXM4-80GB", 108, 2048),
     ("NVIDIA GeForce RTX 4090", 128, 512),     # fp32 accumulation: half the fp16-accumulate rate
     ("NVIDIA GeForce RTX 3090", 82, 512),

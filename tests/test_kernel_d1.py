@@ -1,5 +1,5 @@
 """Kernel D1 (Kernel 4.6 for every input type of mma.sync) without a GPU: the catalog's variants per
-type, the host encodings of tcgemm.elements, the operand checks, the fragment bytes the kernel relies
+type, the host encodings of tcgemm.numerics.elements, the operand checks, the fragment bytes the kernel relies
 on, the refusal of fp8 before sm_89 (in Python and in the compiler), and its fp16 build: Kernel 4.6
 line for line and instruction for instruction."""
 from __future__ import annotations
@@ -11,13 +11,14 @@ import re
 import numpy as np
 import pytest
 
-from tcgemm import source
-from tcgemm.catalog import ELEMENTS, GEMM_KERNELS, ITEMSIZE, TARGET_ARCHS, configured
-from tcgemm.elements import decode, encode
+from tcgemm.engine import source
+from tcgemm.engine.catalog import ELEMENTS, GEMM_KERNELS, TARGET_ARCHS, configured
+from tcgemm.engine.kernel_types import ITEMSIZE
+from tcgemm.numerics.elements import decode, encode
 from tcgemm.errors import KernelCompileError, OperandError, UnsupportedOnGPUError
 from tcgemm.fragments.variants import register_bytes, register_bytes_table
-from tcgemm.plan import tile_named
-from tcgemm.validate import check_gemm_operands
+from tcgemm.engine.plan import tile_named
+from tcgemm.engine.operands import check_gemm_operands
 
 D1 = GEMM_KERNELS["d1"]
 VARIANTS = [e.variant for e in ELEMENTS.values()]
@@ -162,9 +163,9 @@ def test_resolving_the_element_can_fail():
 @functools.lru_cache(maxsize=None)
 def _instructions(spec, arch: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The instructions of a build's GEMM entry and of its reduce_splits, compiled by NVRTC (no GPU)."""
-    from tcgemm.gpu.nvrtc_offline import compile_cubin, cuobjdump_sass
-    from tcgemm.gpu.sass import sass_tools_missing
-    from tcgemm.sass_loop import function_listing, instructions
+    from tcgemm.engine.gpu.nvrtc_offline import compile_cubin, cuobjdump_sass
+    from tcgemm.engine.gpu.sass import sass_tools_missing
+    from tcgemm.engine.sass_loop import function_listing, instructions
 
     if missing := sass_tools_missing():
         pytest.skip(missing)
@@ -232,7 +233,7 @@ def test_decode_wants_the_type_s_own_arrays():
         encode([1.0], "fp4")
 
 
-# ---- operand checks (tcgemm.validate on numpy arrays) -----------------------------------------
+# ---- operand checks (tcgemm.engine.operands on numpy arrays) -----------------------------------------
 
 def _operands(name, M=32, N=24, K=64):
     return encode(np.zeros((M, K)), name), np.asfortranarray(encode(np.zeros((K, N)), name))
@@ -241,7 +242,7 @@ def _operands(name, M=32, N=24, K=64):
 def test_bit_pattern_types_name_the_encoding_when_the_dtype_is_wrong():
     A, B = _operands("fp16")
     with pytest.raises(OperandError, match=r"A has dtype float16; .*\(bf16 inputs\) takes bf16 inputs as their "
-                                           r"bit patterns, uint16 .*tcgemm.elements.encode\(values, 'bf16'\)"):
+                                           r"bit patterns, uint16 .*tcgemm.numerics.elements.encode\(values, 'bf16'\)"):
         check_gemm_operands(D1.with_element("bf16"), A, B)
 
 
@@ -288,7 +289,7 @@ def test_fp16_m16n8k8_is_another_layout():
 # ---- fp8 before sm_89 --------------------------------------------------------------------------
 
 def test_python_refuses_fp8_on_an_older_gpu_before_compiling(monkeypatch):
-    import tcgemm.gpu.data_types as data_types
+    import tcgemm.numerics.gpu.data_types as data_types
     monkeypatch.setattr(data_types, "current_arch", lambda: "sm_86")
     with pytest.raises(UnsupportedOnGPUError, match=r"this GPU \(sm_86\) has no .e4m3 mma.sync \(sm_89 and later\)"):
         data_types.spec("e4m3")
@@ -297,7 +298,7 @@ def test_python_refuses_fp8_on_an_older_gpu_before_compiling(monkeypatch):
 
 @pytest.mark.parametrize("name", ["e4m3", "e5m2"])
 def test_an_fp8_build_for_sm_80_fails_with_a_clear_message(name):
-    from tcgemm.gpu.nvrtc_offline import compile_cubin, toolkit
+    from tcgemm.engine.gpu.nvrtc_offline import compile_cubin, toolkit
     try:
         kit = toolkit(13)
     except KernelCompileError as exc:
@@ -309,7 +310,7 @@ def test_an_fp8_build_for_sm_80_fails_with_a_clear_message(name):
 
 
 def test_the_plan_keeps_fp8_on_sm_90_to_small_warp_tiles():
-    from tcgemm.plan import H100_SXM, plan
+    from tcgemm.engine.plan import H100_SXM, plan
     assert plan(4096, 4096, 2048, H100_SXM).tile.warp_tile > 32 * 32       # fp16 of fp8's bytes at 4096^3
     limited = plan(4096, 4096, 2048, H100_SXM, ELEMENTS["e4m3"].max_warp_tile("sm_90"))
     assert limited.tile.warp_tile <= 32 * 32 and all(e.tile.warp_tile <= 32 * 32 for e in limited.candidates)

@@ -8,7 +8,7 @@ import pytest
 
 from tcgemm import KERNEL_DIR
 from tcgemm.smem.banks import analyze
-from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS, configured, keys_for
+from tcgemm.engine.catalog import GEMM_KERNELS, TARGET_ARCHS, configured, keys_for
 from tcgemm.errors import OperandError
 from tcgemm.smem.kernel_smem import OPS, block_step, count, predict
 
@@ -56,7 +56,7 @@ def test_mirrored_geometry_is_the_kernels():
     for key in ("k1.0", "k1.1", "k2.0", "k2.1"):
         c, k = constants(key), GEMM_KERNELS[key]
         assert (c["BM"], c["BN"], c["BK"], c["THREADS"]) == (k.tile_m, k.tile_n, k.tile_k, k.threads)
-    c, k = constants("hgemm"), GEMM_KERNELS["hgemm"]
+    c, k = constants("h1"), GEMM_KERNELS["h1"]
     assert (c["TM"], c["TN"], c["TK"], 32) == (k.tile_m, k.tile_n, k.tile_k, k.threads)
 
 
@@ -84,7 +84,7 @@ def touched(ins):
 def warp_tiles(key, warp):
     """(first row, rows) of As and of Bs that the warp's mma tiles need, from the kernel's constants."""
     c = constants(key)
-    if key == "hgemm":
+    if key == "h1":
         return (0, c["TM"]), (0, c["TN"])
     wm = c["WM"] if "WM" in c else c["TILES_M"] * c["MMA_M"]
     wn = c["WN"] if "WN" in c else c["TILES_N"] * c["MMA_N"]
@@ -100,11 +100,11 @@ def test_each_step_stores_the_tiles_once_and_each_warp_reads_its_rows(key, arch)
     instrs = block_step(key, arch=arch)
     stored = {array: Counter(b for i in instrs if i.op == "st" and i.array == array for b in touched(i))
               for array in ("As", "Bs")}
-    if GEMM_KERNELS[key].tma:
+    if GEMM_KERNELS[key].signature.tensor_maps:
         assert not any(stored.values())
         stored = {array: Counter(b for i in instrs if i.array == array for b in touched(i)) for array in stored}
     base = {array: min(counter) for array, counter in stored.items()}
-    for counter in stored.values() if not GEMM_KERNELS[key].tma else ():
+    for counter in stored.values() if not GEMM_KERNELS[key].signature.tensor_maps else ():
         assert set(counter.values()) == {1} and max(counter) - min(counter) + 1 == len(counter)
     row_bytes = 2 * configured(key, arch).tile_k
     for warp in range(GEMM_KERNELS[key].threads // 32):
@@ -157,7 +157,7 @@ def test_b_pairs_read_the_same_words_in_fewer_ldmatrix(arch):
 def test_permuted_kernels_are_conflict_free(key, arch):
     k = configured(key, arch)
     counts = predict(key, 2 * k.tile_m, 2 * k.tile_n, 2 * k.tile_k, arch=arch)
-    assert counts.ldsm.requests > 0 and (counts.st.requests > 0) != k.tma   # TMA: the copy engine stores
+    assert counts.ldsm.requests > 0 and (counts.st.requests > 0) != k.signature.tensor_maps   # TMA: the copy engine stores
     assert counts.ldsm.conflicts == 0 and counts.st.conflicts == 0
     assert counts.ld.requests == 0
 
@@ -190,8 +190,8 @@ def test_ldmatrix_request_counts_by_hand():
         counts = predict(key, M, N, K)
         assert counts.ldsm.requests == per_warp_step * warp_steps
         assert counts.st.requests == 2 * warp_steps   # one uint4 of A and one of B per thread
-    c = constants("hgemm")
-    assert predict("hgemm", M, N, K).ldsm.requests == 2 * (K // c["TK"]) * (M // c["TM"]) * (N // c["TN"])
+    c = constants("h1")
+    assert predict("h1", M, N, K).ldsm.requests == 2 * (K // c["TK"]) * (M // c["TM"]) * (N // c["TN"])
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -219,7 +219,7 @@ def test_compiled_fragment_loads_pair_the_halves(key, arch):
 # Recorded by book/mma_fragments.ipynb on an H100 (sm_90), M = N = K = 4096: the shared _op_ld
 # counters (which on that GPU include ldmatrix), as (wavefronts, conflicts).
 H100_OP_LD = {"k1.0": (402_775_378, 201_448_786), "k1.1": (201_397_674, 100_734_378),
-              "hgemm": (402_792_308, 201_465_716)}
+              "h1": (402_792_308, 201_465_716)}
 
 
 @pytest.mark.parametrize("key", H100_OP_LD)
@@ -265,7 +265,7 @@ def test_bad_arguments_raise():
         predict("k2.0", 64, 64, 32, arch="sm_75")
     with pytest.raises(ValueError, match="k2.0, k2.1, a1 only"):
         predict("k1.0", 64, 64, 32, permuted=False)
-    with pytest.raises(KeyError, match="hgemm"):
+    with pytest.raises(KeyError, match="h1"):
         predict("cublas", 64, 64, 32)
 
 

@@ -140,7 +140,7 @@ def lab(tmp_path_factory):
             f"check_lab.mjs failed:\n{browser.stdout}{browser.stderr}"
         report = json.loads((out / "report.json").read_text())
         reason = json.loads(lab_python(
-            "import json; from tcgemm.gpu.device import gpu_unavailable_reason as r; print(json.dumps(r()))", env))
+            "import json; from tcgemm.engine.gpu.device import gpu_unavailable_reason as r; print(json.dumps(r()))", env))
         yield {"url": url, "report": report, "stored": stored, "out": out, "root": root, "run": run,
                "gpu_reason": reason, "log": log_path}
     finally:

@@ -1,9 +1,9 @@
-"""tcgemm.gpu.gemm.LastLaunchCache, the one-entry cache behind tcgemm.gpu.gemm.prepared (no GPU needed):
+"""tcgemm.engine.gpu.gemm.LastLaunchCache, the one-entry cache behind tcgemm.engine.gpu.gemm.prepared (no GPU needed):
 a run of calls with the same key reuses one launch, any other call replaces it, a key of None is never
 reused, and a launch that fails to prepare leaves the cache as it was."""
 import pytest
 
-from tcgemm.gpu.gemm import _LAST_LAUNCH, LastLaunchCache
+from tcgemm.engine.gpu.gemm import _LAST_LAUNCH, LastLaunchCache
 
 
 def test_the_cache_keeps_the_last_launch_only():

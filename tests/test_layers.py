@@ -1,6 +1,7 @@
-"""The package's layers as .importlinter declares them, checked by import-linter: no module outside
-tcgemm.gpu imports it (but for four entry points), only tcgemm.gpu imports CuPy, tcgemm.gpu imports
-none of the entry points, and no import cycles between the modules and subpackages of tcgemm. The
+"""The package's layers as .importlinter declares them, checked by import-linter: the engine imports no
+chapter folder, no module outside a gpu subpackage imports one (but for four entry points), only the gpu
+subpackages import CuPy, they import none of the entry points, and no import cycles between the modules
+and subpackages of tcgemm. The
 contracts are shown to catch what they forbid (on a copy of the package that breaks each), and their
 exceptions to agree with the run-time check of tests/test_no_gpu.py."""
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from tcgemm import ROOT
 
 CONFIG = ROOT / ".importlinter"
-CONTRACTS = ("pure", "cupy", "entry-points", "acyclic")
+CONTRACTS = ("engine", "pure", "cupy", "entry-points", "acyclic")
 
 
 def contract(name: str) -> configparser.SectionProxy:
@@ -63,22 +64,24 @@ def test_each_contract_catches_what_it_forbids(tmp_path):
         with open(package / module, "a") as f:
             f.write(text)
     append("hw.py", "\nimport cupy\n")
-    append("plan.py", "\n\ndef _here():\n    from tcgemm.gpu.gemm import gpu_shape\n    return gpu_shape()\n")
-    append("gpu/device.py", "\n\ndef _magic():\n    from tcgemm.publish import magic\n    return magic\n")
+    append("engine/plan.py", "\n\ndef _here():\n    from tcgemm.engine.gpu.gemm import gpu_shape\n    return gpu_shape()\n")
+    append("engine/gpu/device.py", "\n\ndef _magic():\n    from tcgemm.publish import magic\n    return magic\n")
+    append("engine/timing.py", "\n\ndef _chapter():\n    from tcgemm.hopper import power\n    return power\n")
     run = lint_imports(tmp_path)
     assert run.returncode != 0
     assert status(run) == {name: "BROKEN" for name in CONTRACTS}, run.stdout + run.stderr
-    for edge in ("tcgemm.hw -> cupy", "tcgemm.plan -> tcgemm.gpu.gemm", "tcgemm.gpu.device -> tcgemm.publish.magic"):
+    for edge in ("tcgemm.hw -> cupy", "tcgemm.engine.plan -> tcgemm.engine.gpu.gemm",
+                 "tcgemm.engine.gpu.device -> tcgemm.publish.magic", "tcgemm.engine.timing -> tcgemm.hopper.power"):
         assert edge in run.stdout, edge
 
 
 def test_the_gpu_entry_points_agree_with_the_run_time_check():
-    """The modules allowed to import tcgemm.gpu are the ones tests/test_no_gpu.py lets import it when
+    """The modules allowed to import tcgemm.engine.gpu are the ones tests/test_no_gpu.py lets import it when
     imported (the CLI, `make record`), and two that import it only when called: the package root's
     matmul and the %%gpu magic, which test_no_gpu checks like any pure module."""
     from test_no_gpu import GPU_ENTRY_POINTS, PURE_MODULES
     ignored = [line.split("->") for line in contract("pure")["ignore_imports"].splitlines() if line.strip()]
     importers = {importer.strip() for importer, _ in ignored}
-    assert all(imported.strip().startswith("tcgemm.gpu.") for _, imported in ignored)
+    assert all(imported.strip().startswith("tcgemm.engine.gpu.") for _, imported in ignored)
     assert importers == {f"tcgemm.{m}" for m in GPU_ENTRY_POINTS} | {"tcgemm", "tcgemm.publish.magic"}
     assert "publish.magic" in PURE_MODULES

@@ -1,4 +1,4 @@
-"""Checks of tcgemm.fragments.layouts against tables rebuilt here from the ISA's pictures.
+"""Checks of tcgemm.fragment_layouts against tables rebuilt here from the ISA's pictures.
 
 The expected tables do not reuse the ISA's per-element formulas: they are built
 from how the figures read. Each fragment is made of "core tiles" of 8 lines; the
@@ -7,10 +7,10 @@ consecutive entries (two b16 or four s8 values, one 32-bit register's worth).
 A/C tiles run along matrix rows, B tiles along matrix columns (the k direction).
 """
 import numpy as np
-import tcgemm.fragments.layouts as L
+import tcgemm.fragment_layouts as L
 import pytest
 
-from tcgemm.fragments.layouts import (
+from tcgemm.fragment_layouts import (
     MMA_VARIANTS,
     FragmentLayout,
     describe,

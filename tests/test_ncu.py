@@ -1,4 +1,4 @@
-"""tcgemm.gpu.ncu without a GPU: its metric table, the retry logic and the readings tables with a fake
+"""tcgemm.engine.gpu.ncu without a GPU: its metric table, the retry logic and the readings tables with a fake
 ncu, and the reader of ncu's source page."""
 import math
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tcgemm.gpu import ncu
+from tcgemm.engine.gpu import ncu
 from tcgemm.smem.kernel_smem import OPS, predict
 
 
@@ -68,10 +68,10 @@ def test_profile_gives_up_when_a_required_metric_is_missing(monkeypatch):
 
 
 def test_predicted_vs_measured_sets_each_counter_beside_its_prediction(monkeypatch):
-    counts = predict("hgemm", 64, 64, 32, arch="sm_90")
+    counts = predict("h1", 64, 64, 32, arch="sm_90")
     values = {ncu.METRICS["smem_ld_wavefronts"]: 7.0}
     fake_ncu(monkeypatch, missing={ncu.METRICS["smem_ldsm_inst_sass"]}, values=values)
-    rows = {r.counter: r for r in ncu.predicted_vs_measured("hgemm", 64, 64, 32, arch="sm_90")}
+    rows = {r.counter: r for r in ncu.predicted_vs_measured("h1", 64, 64, 32, arch="sm_90")}
     assert set(rows) == set(ncu.PREDICTED_BY)
     assert rows["smem_ld_wavefronts"].predicted == counts.ld.wavefronts + counts.ldsm.wavefronts
     assert rows["smem_ld_wavefronts"].measured == 7.0
@@ -128,7 +128,7 @@ def test_launch_table_names_the_kernel_and_reads_shared_memory_in_its_unit(monke
 
 
 def test_against_ceiling_text_splits_the_rate_into_clock_and_busy_pipe():
-    from tcgemm.gpu.ncu import CEILING, SM_CLOCK, TENSOR_PIPE, against_ceiling_text
+    from tcgemm.engine.gpu.ncu import CEILING, SM_CLOCK, TENSOR_PIPE, against_ceiling_text
     from tcgemm.style import TEXT_COLUMN_CHARS
 
     busy, clock = TENSOR_PIPE[0].label, SM_CLOCK.label

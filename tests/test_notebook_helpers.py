@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tcgemm.gpu.device import gpu_available
+from tcgemm.engine.gpu.device import gpu_available
 from tcgemm.publish.notebook import STAMP_KEYS, recorded_on, stamp_text
 from tcgemm.style import TEXT_COLUMN_CHARS
 from tcgemm.publish.record import main, stamp_from

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from tcgemm import numerics
+from tcgemm.numerics import emulated
 
 ULP_TF32_AT_1 = 2.0 ** -10
 
@@ -16,45 +16,45 @@ ULP_TF32_AT_1 = 2.0 ** -10
     (np.finfo(np.float32).max, np.inf),
 ])
 def test_tf32_rounding_of_single_values(value, expected):
-    got = numerics.round_mantissa(np.array([value], dtype=np.float32))
+    got = emulated.round_mantissa(np.array([value], dtype=np.float32))
     assert got.dtype == np.float32
     assert got[0] == np.float32(expected)
 
 
 def test_non_finite_values_pass_unchanged():
     x = np.array([np.nan, np.inf, -np.inf], dtype=np.float32)
-    got = numerics.round_mantissa(x)
+    got = emulated.round_mantissa(x)
     assert np.isnan(got[0]) and got[1] == np.inf and got[2] == -np.inf
 
 
 def test_rounding_is_to_nearest_and_keeps_ten_bits():
     x = np.random.default_rng(0).uniform(-1, 1, 100_000).astype(np.float32)
-    r = numerics.round_mantissa(x)
+    r = emulated.round_mantissa(x)
     mantissa = r.view(np.uint32) & np.uint32((1 << 23) - 1)
     assert not np.any(mantissa & np.uint32((1 << 13) - 1))       # only the top 10 bits survive
     ulp = np.exp2(np.floor(np.log2(np.abs(x.astype(np.float64)))) - 10)
     assert np.all(np.abs(r.astype(np.float64) - x) <= ulp / 2)
-    assert np.array_equal(numerics.round_mantissa(x, 23), x)
+    assert np.array_equal(emulated.round_mantissa(x, 23), x)
 
 
 def test_bad_arguments():
     with pytest.raises(TypeError, match="float32"):
-        numerics.round_mantissa(np.ones(3))
+        emulated.round_mantissa(np.ones(3))
     with pytest.raises(ValueError, match="mantissa_bits"):
-        numerics.round_mantissa(np.ones(3, dtype=np.float32), 24)
+        emulated.round_mantissa(np.ones(3, dtype=np.float32), 24)
     with pytest.raises(ValueError, match="mantissa_bits"):
-        numerics.uniform_inputs_rel_fro(-1)
+        emulated.uniform_inputs_rel_fro(-1)
 
 
 def test_tf32_estimate_for_uniform_inputs():
-    assert numerics.uniform_inputs_rel_fro() == pytest.approx(2.61e-4, rel=1e-3)
+    assert emulated.uniform_inputs_rel_fro() == pytest.approx(2.61e-4, rel=1e-3)
 
 
 @pytest.mark.parametrize("bits, K", [(10, 1024), (10, 64), (7, 512)])
 def test_emulation_agrees_with_the_estimate(bits, K):
-    got = numerics.emulated_rel_fro(128, 128, K, bits, seed=1)
-    assert got == pytest.approx(numerics.uniform_inputs_rel_fro(bits), rel=0.05)
+    got = emulated.emulated_rel_fro(128, 128, K, bits, seed=1)
+    assert got == pytest.approx(emulated.uniform_inputs_rel_fro(bits), rel=0.05)
 
 
 def test_fp32_inputs_lose_nothing():
-    assert numerics.emulated_rel_fro(32, 32, 64, numerics.FP32_MANTISSA_BITS, seed=2) == 0.0
+    assert emulated.emulated_rel_fro(32, 32, 64, emulated.FP32_MANTISSA_BITS, seed=2) == 0.0

@@ -13,9 +13,9 @@ from dataclasses import replace
 
 import pytest
 
-from tcgemm.catalog import TARGET_ARCHS, all_sources, build_target, defines_for, sass_claims, source_archs
+from tcgemm.engine.catalog import TARGET_ARCHS, all_sources, build_target, defines_for, sass_claims, source_archs
 from tcgemm.errors import KernelCompileError
-from tcgemm.gpu.nvrtc_offline import (
+from tcgemm.engine.gpu.nvrtc_offline import (
     WHEEL_LAYOUT, compile_cubin, compile_error_message, compile_source_text, cuda_tool, cuobjdump_sass,
     find_toolkit, missing_header_hint, nvrtc_options, nvrtc_version, toolkit,
 )
@@ -100,7 +100,7 @@ def test_missing_source_is_a_compile_error():
 
 
 def test_missing_toolkit_says_what_to_install(monkeypatch):
-    monkeypatch.setattr("tcgemm.gpu.nvrtc_offline._nvidia_dirs", lambda: [])
+    monkeypatch.setattr("tcgemm.engine.gpu.nvrtc_offline._nvidia_dirs", lambda: [])
     with pytest.raises(KernelCompileError, match=r"CUDA 12 \(pip install -r requirements-nvrtc12.txt\)"):
         toolkit(12)
 
@@ -127,9 +127,9 @@ def test_a_missing_crt_header_names_the_wheel_to_install(major, wheel):
 
 
 def test_the_launcher_names_the_wheel_too(monkeypatch):
-    """tcgemm.gpu.compile (CuPy's RawModule) builds its message the same way, from CuPy's exception."""
+    """tcgemm.engine.gpu.compile (CuPy's RawModule) builds its message the same way, from CuPy's exception."""
     import cupy
-    from tcgemm.gpu import compile as kernels
+    from tcgemm.engine.gpu import compile as kernels
 
     class NoCrt:
         def __init__(self, **_):

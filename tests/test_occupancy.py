@@ -8,7 +8,7 @@ import pytest
 
 from tcgemm import KERNEL_DIR
 from tcgemm.arch import ARCH_LIMITS
-from tcgemm.catalog import GEMM_KERNELS, defines_for
+from tcgemm.engine.catalog import GEMM_KERNELS, defines_for
 from tcgemm.pipelines.occupancy import occupancy, parse_res_usage
 from required import require_cuda_tool
 

@@ -3,11 +3,11 @@ tcgemm.matmul, and its shared-memory layout in the bank model (conflict-free for
 import numpy as np
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS, WMMA_CASES
+from tcgemm.engine.catalog import GEMM_KERNELS, WMMA_CASES
 from tcgemm.errors import OperandError
-from tcgemm.plan import TILES
+from tcgemm.engine.plan import TILES
 from tcgemm.smem.kernel_smem import _operand_orders, block_step, count
-from tcgemm.validate import check_addend, leading_dimension, memory_order
+from tcgemm.engine.operands import check_addend, leading_dimension, memory_order
 
 K47 = GEMM_KERNELS["k4.7"]
 

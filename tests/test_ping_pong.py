@@ -8,19 +8,20 @@ import numpy as np
 import pytest
 
 from tcgemm.arch import arch_limits
-from tcgemm.catalog import GEMM_KERNELS, TMA_SMEM_ALIGN, TMA_STORE_SMEM, WMMA_CASES, configured
-from tcgemm.fragments.wgmma import accumulator_layout
+from tcgemm.engine.catalog import GEMM_KERNELS, WMMA_CASES, configured
+from tcgemm.engine.kernel_types import TMA_SMEM_ALIGN, TMA_STORE_SMEM
+from tcgemm.hopper.wgmma import accumulator_layout
 from tcgemm.pipelines.ping_pong import bytes_per_mac, consumer_spans, tensor_cores_idle, traffic_table
-from tcgemm.source import KERNEL_DIR
-from tcgemm.tma import C_BOX_COLS, C_BOX_ROWS, boxes_as_canonical, c_staging_offsets, gemm_maps
+from tcgemm.engine.source import KERNEL_DIR
+from tcgemm.engine.tma import C_BOX_COLS, C_BOX_ROWS, boxes_as_canonical, c_staging_offsets, gemm_maps
 
 K57, K58 = GEMM_KERNELS["k5.7"], GEMM_KERNELS["k5.8"]
 LIMIT = arch_limits("sm_90").max_smem_per_block
 
 
 def test_catalog_entry_is_kernel_5_7_with_128_x_128_tiles():
-    same = lambda k: (k.tile_m, k.tile_k, k.cluster, k.block, k.tma_store, k.switches, k.either_order,
-                      k.persistent, k.archs, k.arch_specific)
+    same = lambda k: (k.tile_m, k.tile_k, k.cluster, k.block, k.signature, k.switches, k.either_order,
+                      k.schedule, k.archs, k.arch_specific)
     assert same(K58) == same(K57) and (K57.tile_n, K58.tile_n) == (256, 128)
     assert "HGMMA.64x128x16.F32" in K58.sass and "HGMMA.64x256x16.F32" not in K58.sass
 

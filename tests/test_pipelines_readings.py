@@ -2,8 +2,8 @@
 import pytest
 
 from tcgemm.pipelines.readings import sample_shares, share, span_numbers
-from tcgemm.report import stall_table
-from tcgemm.timing import spread_table
+from tcgemm.engine.report import stall_table
+from tcgemm.engine.timing import spread_table
 
 
 def test_sample_shares_are_percentages_of_all_samples():

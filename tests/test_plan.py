@@ -1,4 +1,4 @@
-"""tcgemm.plan without a GPU: the model's choices on the H100 that recorded the book, blocks per SM on
+"""tcgemm.engine.plan without a GPU: the model's choices on the H100 that recorded the book, blocks per SM on
 three GPU shapes, what does not fit, bad input; the registers TILES declares against what NVRTC 13
 compiles for sm_90; and the catalog and validation of a tile-planned, split-K launch (Kernel 4.6)."""
 from __future__ import annotations
@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.engine.catalog import GEMM_KERNELS
 from tcgemm.errors import OperandError
-from tcgemm.gpu.nvrtc_offline import compile_cubin, find_toolkit
+from tcgemm.engine.gpu.nvrtc_offline import compile_cubin, find_toolkit
 from tcgemm.pipelines.occupancy import parse_res_usage
-from tcgemm.plan import H100_SXM, TILES, GpuShape, blocks_per_sm, estimate, plan
-from tcgemm.validate import check_gemm_shape
+from tcgemm.engine.plan import H100_SXM, TILES, GpuShape, blocks_per_sm, estimate, plan
+from tcgemm.engine.operands import check_gemm_shape
 from required import require_cuda_tool    # cuobjdump's path, or a skip (a failure with TCGEMM_REQUIRE_NVCC=1)
 
 # Shared memory as tcgemm.arch gives sm_80 (164 KB per SM) and sm_89 (100 KB per SM, 1536 threads).

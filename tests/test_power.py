@@ -1,11 +1,11 @@
-"""The reading of a kernel run back to back (tcgemm.power): settled times, NVML's samples, the table;
+"""The reading of a kernel run back to back (tcgemm.hopper.power): settled times, NVML's samples, the table;
 NVML missing named as such. No GPU."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tcgemm.power import POWER_CAP, SLOWDOWN, Sample, Sustained, reason_names, sustained_figure, sustained_table
+from tcgemm.hopper.power import POWER_CAP, SLOWDOWN, Sample, Sustained, reason_names, sustained_figure, sustained_table
 
 
 def series(label="k", fast_us=150.0, slow_us=200.0, switch_s=0.3, seconds=1.0, flop=1e9, reasons=POWER_CAP,
@@ -69,7 +69,7 @@ def test_table_compares_against_the_reference_and_flags_slowdowns():
 
 
 def test_missing_nvml_is_named():
-    from tcgemm.gpu.power import Nvml, NvmlError
+    from tcgemm.hopper.gpu.power import Nvml, NvmlError
     with pytest.raises(NvmlError, match="NVML .* could not be loaded"):
         Nvml("0000:00:00.0", library="libnvidia-ml-that-is-not-there.so.1")
 

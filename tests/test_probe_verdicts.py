@@ -1,8 +1,8 @@
 """How a probe's verdict reads (the probes themselves run in tests/gpu)."""
 from dataclasses import replace
 
-from tcgemm.fragments.layouts import ldmatrix_layout
-from tcgemm.gpu.probes import LdmatrixProbe, ldmatrix_verdict_table, mma_verdict_table
+from tcgemm.fragment_layouts import ldmatrix_layout
+from tcgemm.engine.gpu.probes import LdmatrixProbe, ldmatrix_verdict_table, mma_verdict_table
 
 
 def test_ldmatrix_verdict_names_the_instruction_and_each_check():

@@ -36,10 +36,19 @@ def _say_templates(source: str) -> list[str]:
         return []
     out = []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "say"
-                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            out.append(node.args[0].value)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "say" \
+                and node.args:
+            out += _literal_strings(node.args[0])
     return out
+
+
+def _literal_strings(node: ast.expr) -> list[str]:
+    """A template argument's literal strings: the string, or both of `a if condition else b`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.IfExp):
+        return _literal_strings(node.body) + _literal_strings(node.orelse)
+    return []
 
 
 def _prose_of(path) -> list[str]:

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tcgemm.report import BenchResult, bench_table, summarize, table_rows
+from tcgemm.engine.report import BenchResult, bench_table, summarize, table_rows
 
 
 def result(name, seconds, passed=True, key=""):
@@ -54,7 +54,7 @@ def test_ceiling_column_only_when_a_ceiling_is_given():
 
 
 def test_stall_table_orders_opcodes_and_reasons_by_share():
-    from tcgemm.report import stall_table
+    from tcgemm.engine.report import stall_table
     table = stall_table({"STG": {"lg": 30, "wait": 10}, "HMMA": {"math": 40, "wait": 15, "selected": 5},
                          "LDSM": {"barrier": 0}}, top=2)
     assert table.column("Opcode") == ["HMMA", "STG"]
@@ -66,7 +66,7 @@ def test_stall_table_orders_opcodes_and_reasons_by_share():
 
 def test_peak_table_bounds():
     from tcgemm.hw import known_peaks
-    from tcgemm.report import peak_table
+    from tcgemm.engine.report import peak_table
     table = peak_table(4096, 4096, 4096)
     assert table.column("GPU") == [p.label for p in known_peaks()]
     h100 = table.column("GPU").index("H100 SXM5")
@@ -75,10 +75,10 @@ def test_peak_table_bounds():
 
 def test_checks_table_names_failures_and_tolerances():
     import numpy as np
-    from tcgemm.check import compare
-    from tcgemm.report import checks_table
+    from tcgemm.engine.accuracy import compare_outputs
+    from tcgemm.engine.report import checks_table
     ref = np.linspace(1, 2, 64).reshape(8, 8)
-    good, fp16, bad = compare(ref + 1e-7, ref), compare(ref + 1e-3, ref, "float16"), compare(ref + 1, ref)
+    good, fp16, bad = compare_outputs(ref + 1e-7, ref), compare_outputs(ref + 1e-3, ref, "float16"), compare_outputs(ref + 1, ref)
     table = checks_table([("Kernel 1.0", (256, 512, 128), good), ("HGEMM", (64, 64, 64), fp16),
                           ("Kernel 1.0", (64, 64, 32), bad)])
     assert table.column("M×N×K") == ["256×512×128", "64×64×64", "64×64×32"]
@@ -95,7 +95,7 @@ def test_checks_table_names_failures_and_tolerances():
 
 def comparison(ceiling=None):
     from types import SimpleNamespace
-    from tcgemm.gpu.bench import Comparison
+    from tcgemm.engine.gpu.bench import Comparison
     from tcgemm.hw import peak_for
     results = (result("cuBLAS (cublasGemmEx)", 1e-3, key="cublas"), result("Kernel A", 4e-3, key="ka"),
                result("Kernel B", 2e-3, key="kb"), result("Kernel C", 1.6e-3, key="kc"))
@@ -132,7 +132,7 @@ def test_comparison_notes_how_many_runs_were_timed():
 
 def test_bar_chart_is_one_figure_outside_pyplot():
     import matplotlib.pyplot as plt
-    from tcgemm.report import bar_chart
+    from tcgemm.engine.report import bar_chart
     before = plt.get_fignums()
     c = comparison()
     fig = c.figure()
@@ -150,7 +150,7 @@ def test_bar_chart_is_one_figure_outside_pyplot():
 
 
 def test_sweep_table_shows_skipped_shapes_as_missing():
-    from tcgemm.report import sweep_table
+    from tcgemm.engine.report import sweep_table
     rows = [{"family": "square", "label": "512x512x512", "kernel_tflops": 50.0, "cublas_tflops": 100.0,
              "skipped": False, "passed": True},
             {"family": "odd", "label": "77x8192x4096", "kernel_tflops": float("nan"), "cublas_tflops": 80.0,
@@ -162,7 +162,7 @@ def test_sweep_table_shows_skipped_shapes_as_missing():
 
 def test_prediction_table_puts_missing_metrics_in_a_note():
     from collections import namedtuple
-    from tcgemm.report import prediction_table
+    from tcgemm.engine.report import prediction_table
     Row = namedtuple("Row", "counter metric predicted measured")
     table = prediction_table([Row("a", "l1tex__a.sum", 1024, 1100.0), Row("b", "smsp__b.sum", 5, float("nan"))],
                              "Kernel 2.0 at 4096³")
@@ -173,21 +173,21 @@ def test_prediction_table_puts_missing_metrics_in_a_note():
 
 def test_occupancy_table_rows():
     from types import SimpleNamespace
-    from tcgemm.catalog import GEMM_KERNELS
+    from tcgemm.engine.catalog import GEMM_KERNELS
     from tcgemm.pipelines.occupancy import occupancy
-    from tcgemm.report import occupancy_table
+    from tcgemm.engine.report import occupancy_table
     spec = GEMM_KERNELS["k3.0"]
     model = occupancy("sm_90", 128, 96, 40 * 1024)
     table = occupancy_table([SimpleNamespace(spec=spec, registers=96, model=model, driver_blocks_per_sm=5)])
     assert table.rows[0] == (spec.title, spec.variant, 128, 96, 40.0, model.blocks_per_sm, model.warps_per_sm,
                              model.limiter, 5)
     assert "sm_90" in table.notes[0] and not occupancy_table([]).rows
-    # the driver API that tcgemm.gpu.occupancy calls (CuPy's driver.occupancyMaxActiveBlocksPerMultiprocessor)
+    # the driver API that tcgemm.pipelines.gpu.occupancy calls (CuPy's driver.occupancyMaxActiveBlocksPerMultiprocessor)
     assert table.notes[0].endswith("driver: cuOccupancyMaxActiveBlocksPerMultiprocessor")
 
 
 def test_smem_traffic_table_is_the_prediction_per_mma():
-    from tcgemm.report import smem_traffic_table
+    from tcgemm.engine.report import smem_traffic_table
     from tcgemm.smem.kernel_smem import predict
     table = smem_traffic_table(["k3.1", "k4.0"], 4096, 4096, 4096, arch="sm_90")
     assert table.caption == "Shared memory at 4096³, sm_90 configuration"
@@ -206,7 +206,7 @@ def _sweep_rows(percents, labels=None):
 
 
 def test_sweep_summary_is_the_geometric_mean_and_the_lowest_shape():
-    from tcgemm.report import sweep_summary
+    from tcgemm.engine.report import sweep_summary
     summary = sweep_summary(_sweep_rows([25.0, 100.0, float("nan"), 64.0]))
     assert summary.geomean == pytest.approx((25 * 100 * 64) ** (1 / 3))     # 54.3, not the mean 63
     assert (summary.lowest, summary.lowest_label, summary.shapes) == (25.0, "1x4096x4096", 3)
@@ -216,7 +216,7 @@ def test_sweep_summary_is_the_geometric_mean_and_the_lowest_shape():
 
 
 def test_sweep_table_notes_its_summary():
-    from tcgemm.report import sweep_table
+    from tcgemm.engine.report import sweep_table
     table = sweep_table(_sweep_rows([50.0, 200.0]), "Kernel 4.6")
     assert table.notes == ("Kernel 4.6: geometric mean over 2 shapes: 100.0% of cuBLAS; lowest 50.0% "
                            "at 1×4096×4096",)
@@ -224,7 +224,7 @@ def test_sweep_table_notes_its_summary():
 
 
 def test_sweep_comparison_table_side_by_side():
-    from tcgemm.report import sweep_comparison_table
+    from tcgemm.engine.report import sweep_comparison_table
     table = sweep_comparison_table({"Kernel 4.5": _sweep_rows([20.0, 80.0]), "Kernel 4.6": _sweep_rows([60.0, 90.0])})
     assert [c.name for c in table.columns][2:] == ["Kernel 4.5: % cuBLAS", "Kernel 4.6: % cuBLAS"]
     assert table.rows[0] == ("small M", "1×4096×4096", 20.0, 60.0)
@@ -234,14 +234,14 @@ def test_sweep_comparison_table_side_by_side():
 
 
 def test_sweep_shapes_are_the_chapters():
-    from tcgemm.report import SWEEP_SHAPES
+    from tcgemm.engine.report import SWEEP_SHAPES
     assert [len(v) for v in SWEEP_SHAPES.values()] == [7, 4, 4]
     assert (1, 4096, 4096) in SWEEP_SHAPES["small M"] and (3000, 3000, 3000) in SWEEP_SHAPES["square"]
 
 
 def test_tiles_and_plans_tables_read_the_model():
-    from tcgemm.plan import H100_SXM, TILES, plan
-    from tcgemm.report import plans_table, tiles_table
+    from tcgemm.engine.plan import H100_SXM, TILES, plan
+    from tcgemm.engine.report import plans_table, tiles_table
     tiles = tiles_table(H100_SXM)
     assert tiles.column("Tile") == [t.name for t in TILES] and tiles.column("Blocks per SM")[0] == 1
     plans = plans_table([(1, 4096, 4096), (8192, 8192, 8192)], H100_SXM)

@@ -1,4 +1,4 @@
-"""tcgemm.results: the bench's JSON schema, its check, files, and the comparison of several GPUs.
+"""tcgemm.engine.results: the bench's JSON schema, its check, files, and the comparison of several GPUs.
 
 FIXTURE is a test fixture, not a result: the README's H100 table (recorded 2026-11-22) in the schema.
 """
@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from tcgemm import results as R
-from tcgemm.catalog import GEMM_KERNELS
-from tcgemm.gpu.device import DeviceInfo
-from tcgemm.report import BenchResult, summarize
+from tcgemm.engine import results as R
+from tcgemm.engine.catalog import GEMM_KERNELS
+from tcgemm.engine.gpu.device import DeviceInfo
+from tcgemm.engine.report import BenchResult, summarize
 from tcgemm.style import MIN_DISPLAY_TEXT_PX, displayed_text_sizes
-from tcgemm.timing import DEFAULT_PLAN
+from tcgemm.engine.timing import DEFAULT_PLAN
 
 FIXTURE = Path(__file__).parent / "data" / "bench_h100_readme_2026-11-22.json"
 H100_INFO = DeviceInfo("NVIDIA H100 80GB HBM3", "90", "sm_90", 132, 1980.0, 2619.0, 49152, 232448, 52428800,
@@ -43,7 +43,7 @@ def h200(h100):
     rows = {row["key"]: row for row in doc["groups"][0]["rows"]}
     rows["k4.0"]["variant"] = "BK=32, 4 stages"
     rows["k4.5"]["check"] = "FAIL"
-    return R.validate(doc)
+    return R.check_document(doc)
 
 
 # --- the schema ---------------------------------------------------------------------------------
@@ -51,7 +51,7 @@ def h200(h100):
 def test_fixture_is_valid_and_holds_the_readme_numbers(h100):
     g16, g32 = h100["groups"]
     assert (g16["inputs"], g32["inputs"]) == ("float16", "float32")
-    assert [r["key"] for r in g16["rows"]] == ["cublas", "k1.0", "k1.1", "hgemm", "k2.0", "k2.1", "k3.0", "k3.1",
+    assert [r["key"] for r in g16["rows"]] == ["cublas", "k1.0", "k1.1", "h1", "k2.0", "k2.1", "k3.0", "k3.1",
                                                "k4.0", "k4.1", "k4.2", "k4.3", "k4.4", "k4.5"]
     assert [r["key"] for r in g32["rows"]] == ["cublas-sgemm", "s1", "s2", "s3"]
     assert g16["rows"][0]["tflops"] == 718.2 and g32["rows"][3]["pct_baseline"] == 93.1
@@ -65,9 +65,9 @@ def test_a_version_1_document_reads_as_its_fixed_counts():
     plan = doc["method"]["plan"]
     assert doc["schema"] == R.SCHEMA and (plan["min_reps"], plan["max_reps"], plan["min_warmup"]) == (50, 50, 10)
     assert {row["runs"] for g in doc["groups"] for row in g["rows"]} == {50}
-    assert R.validate(doc) is doc
+    assert R.check_document(doc) is doc
     with pytest.raises(R.ResultsError, match="method.reps: expected a positive integer"):
-        R.validate({**raw, "method": {**raw["method"], "reps": 0}})     # a bad /1 document: refused as such
+        R.check_document({**raw, "method": {**raw["method"], "reps": 0}})     # a bad /1 document: refused as such
 
 
 def test_device_fields_are_the_device_info_fields():
@@ -100,7 +100,7 @@ def test_device_fields_are_the_device_info_fields():
 def test_validation_names_the_bad_field(h100, edit, message):
     edit(h100)
     with pytest.raises(R.ResultsError, match="not a valid tcgemm-bench/2 document") as caught:
-        R.validate(h100, "x.json")
+        R.check_document(h100, "x.json")
     assert message in str(caught.value)
     assert str(caught.value).startswith("x.json ")
 
@@ -108,20 +108,20 @@ def test_validation_names_the_bad_field(h100, edit, message):
 def test_validation_lists_every_problem(h100):
     h100["device"]["arch"] = ""
     h100["groups"][0]["rows"][0]["time_us"] = 0
-    problems = str(pytest.raises(R.ResultsError, R.validate, h100).value).splitlines()[1:]
+    problems = str(pytest.raises(R.ResultsError, R.check_document, h100).value).splitlines()[1:]
     assert [p.split(":")[0].strip() for p in problems] == ["device.arch", "groups[0].rows[0].time_us"]
 
 
 def test_not_an_object():
     with pytest.raises(R.ResultsError, match="expected a JSON object, got list"):
-        R.validate([])
+        R.check_document([])
 
 
 def test_pct_peak_may_be_null_for_a_gpu_without_datasheet_peak(h100):
     h100["groups"][0]["peak_tflops"] = None
     for row in h100["groups"][0]["rows"]:
         row["pct_peak"] = None
-    assert R.validate(h100) is h100
+    assert R.check_document(h100) is h100
 
 
 # --- building a document from bench results ---------------------------------------------------
@@ -310,8 +310,8 @@ def test_bench_command_writes_the_document(tmp_path, monkeypatch, capsys):
     """cmd_bench with the GPU parts replaced: the document it writes, named after the GPU."""
     from types import SimpleNamespace
 
-    import tcgemm.gpu.bench as gpu_bench
-    import tcgemm.gpu.device as gpu_device
+    import tcgemm.engine.gpu.bench as gpu_bench
+    import tcgemm.engine.gpu.device as gpu_device
     from tcgemm.__main__ import main
     from tcgemm.hw import peak_for
 
@@ -325,7 +325,7 @@ def test_bench_command_writes_the_document(tmp_path, monkeypatch, capsys):
         return gpu_bench.Comparison(info.name, dtype, M, N, K, tuple(runs), peak_for(info.name),
                                     SimpleNamespace(tflops=600.0))
 
-    monkeypatch.setattr(gpu_bench, "compare", compare)
+    monkeypatch.setattr(gpu_bench, "compare_timings", compare)
     monkeypatch.setattr(gpu_device, "device_info", lambda: info)
     assert main(["bench", "--kernels", "k4.0", "s1", "--reps", "7", "--json", f"{tmp_path}/results/"]) == 0
     path = tmp_path / "results" / "nvidia-h100-80gb-hbm3.json"
@@ -340,3 +340,29 @@ def test_bench_command_writes_the_document(tmp_path, monkeypatch, capsys):
     assert (k40["variant"], k40["pct_baseline"], k40["pct_ceiling"]) == ("a variant", 50.0, pytest.approx(
         100 * k40["tflops"] / 600.0))
     assert doc["groups"][0]["peak_tflops"] == 989.4 and doc["groups"][1]["peak_tflops"] == 66.9
+
+
+def test_bench_rounds_times_each_group_in_rounds_and_refuses_one_round(monkeypatch, capsys):
+    """--rounds N: after each group's table, time_in_rounds for that group's kernels with N rounds."""
+    from types import SimpleNamespace
+
+    import tcgemm.engine.gpu.bench as gpu_bench
+    import tcgemm.engine.gpu.device as gpu_device
+    from tcgemm.__main__ import main
+
+    calls = []
+    def compare(keys, M, N, K, reps, warmup, ceiling, log):
+        group = gpu_bench.GROUPS[GEMM_KERNELS[keys[0]].in_dtype]
+        runs = (result(group.baseline, group.baseline, 1e-3), result(keys[0], GEMM_KERNELS[keys[0]].title, 2e-3))
+        return SimpleNamespace(results=runs, table="table", peak_tflops=None, ceiling_tflops=None)
+
+    monkeypatch.setattr(gpu_bench, "compare_timings", compare)
+    monkeypatch.setattr(gpu_bench, "time_in_rounds", lambda keys, M, N, K, rounds, reps, log: calls.append(
+        (keys, M, rounds, reps)) or f"rounds of {keys}")
+    monkeypatch.setattr(gpu_device, "device_info", lambda: H100_INFO)
+    assert main(["bench", "--kernels", "k4.0", "s1", "--size", "1024", "--rounds", "5", "--reps", "9"]) == 0
+    assert calls == [(["k4.0"], 1024, 5, 9), (["s1"], 1024, 5, 9)]
+    assert "rounds of ['k4.0']" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["bench", "--rounds", "1"])
+    assert "at least 2" in capsys.readouterr().err

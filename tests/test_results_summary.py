@@ -1,11 +1,11 @@
-"""What the results page says of each run (tcgemm.results.summary, against_first): plain values for its
+"""What the results page says of each run (tcgemm.engine.results.summary, against_first): plain values for its
 readings, on documents made up here, so each case is known; and its recorded readings, rendered from
 altered values, change their verdicts with them."""
 import copy
 import json
 from pathlib import Path
 
-from tcgemm import results as R
+from tcgemm.engine import results as R
 from tcgemm.publish import prose
 
 PAGE = Path(__file__).resolve().parent.parent / "book" / "results.ipynb"

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcgemm.fragments.registers import to_registers
-from tcgemm.rounding import (FORMATS, MMA_TYPES, Hypothesis, IntHypothesis, cases, error_stats, hypotheses,
-                             predict, predict_int, predictions, quantize, round_to, to_fraction, to_int,
-                             verdict, verdict_table)
+from tcgemm.registers import to_registers
+from tcgemm.numerics.rounding import (FORMATS, MMA_TYPES, Hypothesis, IntHypothesis, cases, error_stats, hypotheses,
+                                      predict, predict_int, predictions, quantize, round_to, to_fraction, to_int,
+                                      verdict, verdict_table)
 
 F32, F16 = FORMATS["f32"], FORMATS["f16"]
 FLOAT_TYPES = [t for t in MMA_TYPES.values() if t.acc != "s32"]

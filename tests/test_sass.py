@@ -14,10 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tcgemm import KERNEL_DIR
-from tcgemm.catalog import (ELEMENTS, GEMM_KERNELS, MMA_ORDERS, PROBES, TARGET_ARCHS, WMMA_CASES, WMMA_KERNELS,
-                            all_sources, build_target, configured, defines_for, sass_claims, source_archs)
-from tcgemm.plan import TILES
-from tcgemm.sass_loop import function_listing, instructions
+from tcgemm.engine.catalog import (ELEMENTS, GEMM_KERNELS, PROBES, TARGET_ARCHS, WMMA_CASES, WMMA_KERNELS, all_sources,
+                                   build_target, configured, defines_for, sass_claims, source_archs)
+from tcgemm.engine.kernel_types import MMA_ORDERS
+from tcgemm.engine.plan import TILES
+from tcgemm.engine.sass_loop import function_listing, instructions
 from required import require_cuda_tool
 
 ARCHS = list(TARGET_ARCHS)
@@ -119,7 +120,7 @@ def test_claims_can_fail(sass, arch):
         for claim in claims:
             absent_in = [s for s in SOURCES if (s, arch) in sass and claim not in sass[s, arch]]
             assert absent_in, f"{claim!r} (claimed for {source}) occurs in every kernel on {arch}"
-    assert "LDSM.16.M88 " not in sass["hgemm_ldmatrix_hgemm_f16.cu", arch]
+    assert "LDSM.16.M88 " not in sass["h1_ldmatrix_hgemm_f16.cu", arch]
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -137,7 +138,7 @@ def test_kernel_2_1_loads_each_fragment_once(sass, arch, ldsm):
 
 def main_loop_instructions(sass, key: str, arch: str):
     """A GEMM kernel's main loop (the backward-branch loop with the most HMMA), in order."""
-    from tcgemm import sass_loop
+    from tcgemm.engine import sass_loop
 
     spec = GEMM_KERNELS[key]
     return sass_loop.hot_loop(sass[spec.source, arch], spec.entry, "HMMA")
@@ -153,8 +154,8 @@ def test_kernel_3_1_addresses_its_fragments_by_xor(sass, arch):
     """3.1 computes each lane's ldmatrix row once and reaches tiles by an offset, slices by an XOR; 3.2,
     which sets that aside, evaluates permuted_chunk per ldmatrix: at least twice the integer instructions
     per K tile, for the same HMMA, LDSM and LDGSTS."""
-    from tcgemm import sass_loop
-    from tcgemm.gpu.sass import MAIN_LOOP_GROUPS
+    from tcgemm.engine import sass_loop
+    from tcgemm.engine.gpu.sass import MAIN_LOOP_GROUPS
 
     k31, k32 = (sass_loop.tally(main_loop_instructions(sass, key, arch), MAIN_LOOP_GROUPS) for key in ("k3.1", "k3.2"))
     assert [k31[g] for g in ("HMMA", "LDSM", "LDGSTS")] == [k32[g] for g in ("HMMA", "LDSM", "LDGSTS")] == [32, 16, 4]
@@ -206,8 +207,8 @@ def test_wmma_case_compiles_to_its_claims(wmma_sass, key, case, arch):
 def order_sass(tmp_path_factory) -> dict[tuple[str, str, str], str]:
     """(tile, case, arch) -> SASS of Kernel 4.7 compiled for that case's memory orders of A and B: the
     configured tile on every target, and the smallest tile (16 x 64: the narrowest MN-major rows) on sm_90."""
-    from tcgemm.catalog import configured
-    from tcgemm.plan import tile_named
+    from tcgemm.engine.catalog import configured
+    from tcgemm.engine.plan import tile_named
     jobs = [("configured", case, a) for case in WMMA_CASES for a in ARCHS] + \
            [("16x64", case, "sm_90") for case in WMMA_CASES]
 

@@ -2,7 +2,7 @@
 import pytest
 
 from tcgemm.sgemm import regbank
-from tcgemm import sass_loop
+from tcgemm.engine import sass_loop
 
 LISTING = """
         Function : other
@@ -56,10 +56,10 @@ def test_tally_counts_opcodes_by_prefix_and_summary_reads_the_loop():
 
 
 def _compiled_hot_loops():
-    """tcgemm.gpu.sass.kernel_hot_loop, or a skip where NVRTC 13 or cuobjdump is missing (the counts
+    """tcgemm.engine.gpu.sass.kernel_hot_loop, or a skip where NVRTC 13 or cuobjdump is missing (the counts
     asserted below are those of NVRTC 13's code)."""
-    from tcgemm.gpu.nvrtc_offline import cuda_tool, find_toolkit
-    from tcgemm.gpu.sass import kernel_hot_loop
+    from tcgemm.engine.gpu.nvrtc_offline import cuda_tool, find_toolkit
+    from tcgemm.engine.gpu.sass import kernel_hot_loop
 
     if find_toolkit(13) is None or cuda_tool("cuobjdump") is None:
         pytest.skip("needs NVRTC 13 and cuobjdump (requirements-nvrtc13.txt, requirements-sass.txt)")
@@ -94,7 +94,7 @@ def test_naive_kernels_issue_a_steps_global_loads_before_storing_any(key, loads,
     loops with a fixed trip count: the compiler unrolls them, and the main loop issues all those LDG before
     its first STS, with no branch before the barrier. With the copy loops in the strided form (trip count
     depending on tid) they stay loops, with branches, and a load's STS comes before the next LDG."""
-    from tcgemm.source import strided_copy_loops
+    from tcgemm.engine.source import strided_copy_loops
 
     kernel_hot_loop = _compiled_hot_loops()
     written = kernel_hot_loop(key, arch, "HMMA")
@@ -107,7 +107,7 @@ def test_naive_kernels_issue_a_steps_global_loads_before_storing_any(key, loads,
 
 def test_copy_loop_table_reads_both_forms():
     _compiled_hot_loops()
-    from tcgemm.gpu.sass import copy_loop_table
+    from tcgemm.engine.gpu.sass import copy_loop_table
 
     rows = copy_loop_table("k1.0", ("sm_90",)).rows
     assert [row[:4] for row in rows] == [("as written, a fixed trip count", "sm_90", 4, 4),
@@ -116,7 +116,7 @@ def test_copy_loop_table_reads_both_forms():
 
 
 def test_sass_tools_missing_names_the_missing_tool(monkeypatch):
-    from tcgemm.gpu import sass
+    from tcgemm.engine.gpu import sass
 
     monkeypatch.setattr(sass, "find_toolkit", lambda major: None)
     assert sass.sass_tools_missing().startswith("No SASS here: no NVRTC")

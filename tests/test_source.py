@@ -1,6 +1,6 @@
 import pytest
 
-from tcgemm import source
+from tcgemm.engine import source
 
 
 def test_show_kernel_lists_the_kernel_and_its_wrappers():
@@ -43,7 +43,7 @@ def test_templated_wrappers_are_found_with_their_template_line():
 
 
 def test_hgemm_uses_ldmatrix_and_f16_mma():
-    used = source.wrappers_used("hgemm")
+    used = source.wrappers_used("h1")
     assert {"ldmatrix_x4", "ldmatrix_x2", "mma_m16n8k16_f16"} <= set(used)
     assert "mma_m16n8k16_f32" not in used
 

@@ -119,7 +119,7 @@ def test_bench_table_fits_the_text_column():
     # The book's text column is 688 CSS px at a 1280 px window. A table can shrink to the sum of its
     # columns' longest unbreakable words: at 14 px (0.875 of the theme's 16 px) at most ~8 px per
     # character, plus 0.8 em of padding per cell, the bench table must fit.
-    from tcgemm.report import BenchResult, bench_table, summarize
+    from tcgemm.engine.report import BenchResult, bench_table, summarize
     results = [BenchResult(name, 4096, 4096, 4096, summarize([t] * 3), True) for name, t in
                [("cuBLAS (cublasGemmEx)", 1.9e-4), ("Kernel 4.5: any shape (BK=32, 4 stages)", 2.2e-4)]]
     t = bench_table(results, "cuBLAS (cublasGemmEx)", 989.4, 660.0, "mma.sync", "cuBLAS")
@@ -213,10 +213,10 @@ def test_a_failed_check_is_named_in_the_verdict_line():
 def test_a_verdict_is_the_text_it_shows():
     import pickle
     import numpy as np
-    from tcgemm.check import compare, compare_exact
+    from tcgemm.engine.accuracy import compare_outputs, compare_exact
     from tcgemm.table import Verdict
     ref = np.linspace(1, 2, 64).reshape(8, 8)
-    v = Verdict.of(compare(ref + 1e-7, ref), "PASS")
+    v = Verdict.of(compare_outputs(ref + 1e-7, ref), "PASS")
     assert v == "PASS" and isinstance(v, str) and v.startswith("PASS") and f"{v}" == "PASS"
     assert v.error == pytest.approx(1e-7 / np.sqrt((ref ** 2).mean()), rel=0.1) and v.tolerance == 1e-4
     assert pickle.loads(pickle.dumps(v)).tolerance == 1e-4
@@ -227,27 +227,29 @@ def test_a_verdict_is_the_text_it_shows():
 
 
 def test_the_gpu_check_tables_fold_their_checks(monkeypatch):
-    """The check tables of tcgemm.gpu (WMMA, tcgemm.matmul, Kernel 5.7's orders, the transposed-operand
+    """The check tables of the gpu subpackages (WMMA, tcgemm.matmul, Kernel 5.7's orders, the transposed-operand
     timings), with the GPU parts replaced: each folds its verdicts under one line, keeps its columns."""
     from types import SimpleNamespace
     import numpy as np
-    from tcgemm.check import compare, compare_exact
-    from tcgemm.gpu import device, hopper_orders, matmul, timing, wmma
+    from tcgemm.engine.accuracy import compare_outputs, compare_exact
+    from tcgemm.engine.gpu import device, matmul, timing
+    from tcgemm.hopper.gpu import operand_orders
+    from tcgemm.fragments.gpu import wmma
 
     ref = np.linspace(1, 2, 64).reshape(8, 8)
-    fp = lambda *args, **kw: compare(ref + 1e-7, ref)
-    monkeypatch.setattr(wmma, "check", lambda key, *args, **kw: (compare_exact(np.arange(4), np.arange(4))
+    fp = lambda *args, **kw: compare_outputs(ref + 1e-7, ref)
+    monkeypatch.setattr(wmma, "check_wmma_case", lambda key, *args, **kw: (compare_exact(np.arange(4), np.arange(4))
                                                                 if key == "w1.1" else fp()))
-    t = wmma.checks(keys=("w1.0", "w1.1"))
+    t = wmma.check_wmma_cases(keys=("w1.0", "w1.1"))
     assert t.collapse and len(t.rows) == 32 and t.columns[-1].verdict and len(t.notes) == 1
     assert t.verdict().startswith("All 32 checks PASS; largest relative error") and "16 bit-exact" in t.verdict()
     assert t.column("Check")[0].startswith("PASS (rel. error ") and t.records()[-1]["Check"].startswith("PASS: bit")
-    monkeypatch.setattr(matmul, "check", lambda *args, **kw: fp())
-    t = matmul.checks(shapes=((129, 257, 75),))
+    monkeypatch.setattr(matmul, "check_matmul_order", lambda *args, **kw: fp())
+    t = matmul.check_matmul_orders(shapes=((129, 257, 75),))
     assert t.collapse and [c.name for c in t.columns] == ["Inputs", "Case", "M×N×K", "offset 0", "offset 3"]
     assert t.verdict().startswith("All 16 checks PASS") and t.column("offset 3")[0] == "PASS (7e-08)"
-    monkeypatch.setattr(hopper_orders, "check", lambda *args, **kw: compare(ref + 1, ref))
-    t = hopper_orders.checks(shapes=((129, 257, 75),), offsets=(0,))
+    monkeypatch.setattr(operand_orders, "check_kernel_order", lambda *args, **kw: compare_outputs(ref + 1, ref))
+    t = operand_orders.check_kernel_orders(shapes=((129, 257, 75),), offsets=(0,))
     assert t.collapse and t.verdict().startswith("4 of 4 checks FAIL: row-major, column-major, 129×257×75: FAIL")
     # the timing table: its Check column folded away, its other columns as they were
     monkeypatch.setattr(matmul, "reference", lambda *args: "ref")

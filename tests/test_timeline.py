@@ -1,4 +1,4 @@
-"""The tile timeline (tcgemm.timeline): the stamps' layout shared with kernels/trace.cuh, the reading of
+"""The tile timeline (tcgemm.hopper.timeline): the stamps' layout shared with kernels/trace.cuh, the reading of
 stamps, and the TRACE switch in the kernels' machine code. No GPU."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from tcgemm import KERNEL_DIR
-from tcgemm.catalog import GEMM_KERNELS
-from tcgemm.timeline import (FIRST_TILE_SLOT, MAX_TILES, TRACE_BLOCKS, TRACE_SLOTS, TileTimeline, compare_table,
-                             header_constants, storing_blocks, tiles_per_block)
+from tcgemm.engine.catalog import GEMM_KERNELS
+from tcgemm.hopper.timeline import (FIRST_TILE_SLOT, MAX_TILES, TRACE_BLOCKS, TRACE_SLOTS, TileTimeline, compare_table,
+                                    header_constants, storing_blocks, tiles_per_block)
 
 TRACED = ("k5.6", "k5.7", "k5.8")
 
@@ -127,8 +127,8 @@ def test_traced_kernels_have_the_switches_and_stamp_each_tile(key):
 
 
 def test_the_timer_is_read_only_with_trace():
-    from tcgemm.gpu.nvrtc_offline import compile_cubin, cuobjdump_sass
-    from tcgemm.gpu.sass import sass_tools_missing
+    from tcgemm.engine.gpu.nvrtc_offline import compile_cubin, cuobjdump_sass
+    from tcgemm.engine.gpu.sass import sass_tools_missing
 
     if missing := sass_tools_missing():
         pytest.skip(missing)

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tcgemm.timing import DEFAULT_PLAN, MAX_WARMUP_BATCH, TimingPlan, faster_pass, sweep_agreement
+from tcgemm.engine.timing import DEFAULT_PLAN, MAX_WARMUP_BATCH, TimingPlan, faster_pass, sweep_agreement
 
 
 def test_reps_cover_the_target_time_within_floor_and_cap():
@@ -117,13 +117,13 @@ def test_passes_of_different_shapes_are_refused():
 
 
 def test_plan_labels_say_what_is_timed():
-    from tcgemm.timing import TARGET_ONLY_PLAN, plan_label
+    from tcgemm.engine.timing import TARGET_ONLY_PLAN, plan_label
     assert plan_label(DEFAULT_PLAN) == "≥ 50 ms, ≥ 500 runs or 1 s, ≥ 20 runs"
     assert plan_label(TARGET_ONLY_PLAN) == "≥ 50 ms, ≥ 20 runs"
 
 
 def test_windows_table_gives_each_plans_spread():
-    from tcgemm.timing import TARGET_ONLY_PLAN, windows_table
+    from tcgemm.engine.timing import TARGET_ONLY_PLAN, windows_table
     table = windows_table([("cuBLAS", TARGET_ONLY_PLAN, [30, 33, 31], [1.5e-3, 1.8e-3, 1.6e-3]),
                            ("cuBLAS", DEFAULT_PLAN, [500] * 3, [1.70e-3, 1.71e-3, 1.70e-3])], "8192³")
     text = str(table)

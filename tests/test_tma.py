@@ -8,17 +8,18 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS, TMA_SMEM_ALIGN, configured, source_archs
+from tcgemm.engine.catalog import GEMM_KERNELS, configured, source_archs
+from tcgemm.engine.kernel_types import TMA_SMEM_ALIGN, Signature
 from tcgemm.errors import OperandError, UnsupportedOnGPUError
 from tcgemm.smem.kernel_smem import block_step, predict
-from tcgemm.tma import TileMap, gemm_maps, swizzled_as_permuted_chunk, tile_table
+from tcgemm.engine.tma import TileMap, gemm_maps, swizzled_as_permuted_chunk, tile_table
 
 K50 = GEMM_KERNELS["k5.0"]
 
 
 def test_catalog_entry_runs_on_hopper_only():
     spec = configured("k5.0")
-    assert K50.tma and K50.archs == ("sm_90",) and source_archs(K50.source) == ("sm_90",)
+    assert K50.signature is Signature.TENSOR_MAPS and K50.archs == ("sm_90",) and source_archs(K50.source) == ("sm_90",)
     assert (spec.tile_k, spec.stages) == (64, 4)                       # as Kernel 4.4 on the H100
     assert spec.smem_bytes == configured("k4.4", "sm_90").smem_bytes + TMA_SMEM_ALIGN
     with pytest.raises(ValueError, match="Kernel 5.0.*sm_90.*sm_80"):
@@ -28,8 +29,8 @@ def test_catalog_entry_runs_on_hopper_only():
 
 
 def test_launcher_refuses_an_older_gpu_before_compiling():
-    from tcgemm.gpu.gemm import _kernel_function
-    with mock.patch("tcgemm.gpu.gemm.get_function") as compile_it:
+    from tcgemm.engine.gpu.gemm import _kernel_function
+    with mock.patch("tcgemm.engine.gpu.gemm.get_function") as compile_it:
         with pytest.raises(UnsupportedOnGPUError, match="Kernel 5.0: TMA loads needs sm_90.*sm_86"):
             _kernel_function(configured("k5.0"), "sm_86", ())
         compile_it.assert_not_called()
@@ -91,7 +92,7 @@ def fake_libcuda(tmp_path):
     (tmp_path / "fake.c").write_text(FAKE_LIBCUDA)
     library = tmp_path / "libfake.so"
     subprocess.run([cc, "-shared", "-fPIC", "-o", str(library), str(tmp_path / "fake.c")], check=True)
-    from tcgemm.gpu import tma
+    from tcgemm.engine.gpu import tma
     tma._libcuda.cache_clear()
     with mock.patch("ctypes.CDLL", return_value=ctypes.CDLL(str(library))):
         yield tma
@@ -142,6 +143,6 @@ def test_tile_table_says_what_tma_writes():
 
 
 def test_encode_names_an_unknown_path():
-    from tcgemm.gpu import tma
+    from tcgemm.engine.gpu import tma
     with pytest.raises(ValueError, match="via must be None .* or 'ctypes', got 'cffi'"):
         tma.encode(gemm_maps(configured("k5.0"), 128, 256, 64)[0], 0x1000, via="cffi")

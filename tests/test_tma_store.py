@@ -4,17 +4,18 @@ C, and what the bank model says of those writes."""
 import numpy as np
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS, TMA_SMEM_ALIGN, TMA_STORE_SMEM, configured
-from tcgemm.fragments.wgmma import accumulator_layout
+from tcgemm.engine.catalog import GEMM_KERNELS, configured
+from tcgemm.engine.kernel_types import TMA_SMEM_ALIGN, TMA_STORE_SMEM, Signature
+from tcgemm.hopper.wgmma import accumulator_layout
 from tcgemm.smem.banks import Access, analyze
-from tcgemm.tma import C_BOX_COLS, C_BOX_ROWS, box_offsets, c_map, c_staging_offsets
+from tcgemm.engine.tma import C_BOX_COLS, C_BOX_ROWS, box_offsets, c_map, c_staging_offsets
 
 K56 = GEMM_KERNELS["k5.6"]
 
 
 def test_catalog_entry_adds_the_buffers_of_c_to_kernel_5_5s_shared_memory():
     k55, k56 = configured("k5.5"), configured("k5.6")
-    assert K56.tma_store and not GEMM_KERNELS["k5.5"].tma_store
+    assert K56.signature is Signature.TENSOR_MAPS_AND_C and GEMM_KERNELS["k5.5"].signature is Signature.TENSOR_MAPS
     assert k56.smem_bytes == k55.smem_bytes + TMA_STORE_SMEM == 4 * 48 * 1024 + TMA_SMEM_ALIGN + 32 * 1024
     assert k56.smem_bytes <= 227 * 1024                                 # the H100's opt-in limit per block
     assert dict(K56.switches)["SKIP_STORE"].endswith("a measurement only)")

@@ -3,9 +3,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS, WMMA_CASES, WMMA_KERNELS
+from tcgemm.engine.catalog import GEMM_KERNELS, WMMA_CASES, WMMA_KERNELS
 from tcgemm.errors import OperandError
-from tcgemm.validate import INT32_MAX, check_addend, check_gemm_operands, check_gemm_shape
+from tcgemm.engine.operands import INT32_MAX, check_addend, check_gemm_operands, check_gemm_shape
 
 K10 = GEMM_KERNELS["k1.0"]   # tiles 32 x 32 x 16
 
@@ -145,7 +145,7 @@ def test_output_of_the_wrong_dtype_is_refused():
     A, B = operands()
     with pytest.raises(OperandError, match="C has dtype float16; Kernel 1.0.* writes float32"):
         check_gemm_operands(K10, A, B, np.empty((64, 96), np.float16))
-    hgemm = GEMM_KERNELS["hgemm"]                       # the fp16-output kernel
+    hgemm = GEMM_KERNELS["h1"]                       # the fp16-output kernel
     with pytest.raises(OperandError, match="C has dtype float32; HGEMM.* writes float16"):
         check_gemm_operands(hgemm, A, B, np.empty((64, 96), np.float32))
 

@@ -1,10 +1,10 @@
-"""wgmma's single-bit type b1 (m64nNk256, .and.popc) in tcgemm.fragments.wgmma, and ptxas taking the
+"""wgmma's single-bit type b1 (m64nNk256, .and.popc) in tcgemm.hopper.wgmma, and ptxas taking the
 listed b1 shapes only (needs an NVRTC with its headers, as tests/test_wgmma_sass.py)."""
 import pytest
 
 from tcgemm.errors import KernelCompileError
-from tcgemm.fragments.wgmma import WGMMA_TYPES, shapes_table, wgmma_instruction, wgmma_shape
-from tcgemm.gpu.nvrtc_offline import compile_source_text, find_toolkit
+from tcgemm.hopper.wgmma import WGMMA_TYPES, shapes_table, wgmma_instruction, wgmma_shape
+from tcgemm.engine.gpu.nvrtc_offline import compile_source_text, find_toolkit
 from required import skip_or_fail
 
 

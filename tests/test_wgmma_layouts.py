@@ -1,13 +1,13 @@
-"""wgmma as data (tcgemm.fragments.wgmma, tcgemm.smem.canonical) and the probe's verdicts, without a GPU."""
+"""wgmma as data (tcgemm.hopper.wgmma, tcgemm.smem.canonical) and the probe's verdicts, without a GPU."""
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tcgemm.fragments.layouts import FragmentLayout, mma_layout, same_positions
-from tcgemm.fragments.wgmma import (WGMMA_TYPES, accumulator_layout, shapes_table, warpgroup_coordinates,
-                                    wgmma_instruction, wgmma_shape)
+from tcgemm.fragment_layouts import FragmentLayout, mma_layout, same_positions
+from tcgemm.hopper.wgmma import (WGMMA_TYPES, accumulator_layout, shapes_table, warpgroup_coordinates,
+                                 wgmma_instruction, wgmma_shape)
 from tcgemm.smem import bank_cases, banks
 from tcgemm.smem.canonical import (SWIZZLE_MODES, MatrixDescriptor, canonical_strides, cute_notation, descriptor,
                                    kmajor_layout, mnmajor_layout, operand_layout, smem_image, swizzle_mode,
@@ -247,13 +247,13 @@ def test_descriptor_refuses_what_it_cannot_hold():
     assert descriptor("64B", 64, 16, 512) == MatrixDescriptor(512, 16, 512, "64B")
 
 
-# ---- the probe's reading of what it sees (tcgemm.gpu.wgmma), with the hardware simulated ----------
+# ---- the probe's reading of what it sees (tcgemm.hopper.gpu.wgmma), with the hardware simulated ----------
 
 def _simulated_hardware(accumulator=accumulator_layout, ignore_swizzle=False, roles_swapped=False):
     """run_wgmma as a GPU would answer if it read A and B through the descriptor as operand_layout says
     (or, with ignore_swizzle, as if every swizzle were none; with roles_swapped, an MN-major operand's
     LBO and SBO each in the other's role) and laid D out by `accumulator`."""
-    from tcgemm.gpu import wgmma as probe
+    from tcgemm.hopper.gpu import wgmma as probe
 
     def read(image, word, rows, major):
         """The operand as (rows, 16): rows of M or N, whatever its major."""
@@ -286,7 +286,7 @@ def _simulated_hardware(accumulator=accumulator_layout, ignore_swizzle=False, ro
 
 
 def test_probe_matches_hardware_that_reads_as_the_layouts_say(monkeypatch):
-    from tcgemm.gpu import wgmma as probe
+    from tcgemm.hopper.gpu import wgmma as probe
 
     monkeypatch.setattr(probe, "run_wgmma", _simulated_hardware())
     probes = probe.observe_every_wgmma()
@@ -299,7 +299,7 @@ def test_probe_matches_hardware_that_reads_as_the_layouts_say(monkeypatch):
 
 
 def test_mn_major_probe_matches_hardware_that_reads_as_the_layouts_say(monkeypatch):
-    from tcgemm.gpu import wgmma as probe
+    from tcgemm.hopper.gpu import wgmma as probe
 
     monkeypatch.setattr(probe, "run_wgmma", _simulated_hardware())
     table = probe.wgmma_verdict_table(probe.observe_mn_major_wgmma())
@@ -313,7 +313,7 @@ def test_mn_major_probe_sees_lbo_and_sbo_in_each_others_role(monkeypatch):
     """Hardware that took an MN-major operand's LBO for SBO and back would fail every case (the next 8
     rows of K are never where the other offset points: with one wgmma's 16 rows of K the canonical
     offsets always differ) and pass the control."""
-    from tcgemm.gpu import wgmma as probe
+    from tcgemm.hopper.gpu import wgmma as probe
 
     monkeypatch.setattr(probe, "run_wgmma", _simulated_hardware(roles_swapped=True))
     probes = probe.observe_mn_major_wgmma()
@@ -321,7 +321,7 @@ def test_mn_major_probe_sees_lbo_and_sbo_in_each_others_role(monkeypatch):
 
 
 def test_probe_sees_a_swizzle_the_hardware_does_not_apply(monkeypatch):
-    from tcgemm.gpu import wgmma as probe
+    from tcgemm.hopper.gpu import wgmma as probe
 
     monkeypatch.setattr(probe, "run_wgmma", _simulated_hardware(ignore_swizzle=True))
     for mode in MODES:
@@ -330,7 +330,7 @@ def test_probe_sees_a_swizzle_the_hardware_does_not_apply(monkeypatch):
 
 
 def test_probe_sees_another_accumulator_layout(monkeypatch):
-    from tcgemm.gpu import wgmma as probe
+    from tcgemm.hopper.gpu import wgmma as probe
 
     def swapped(n):       # warps 0 and 1 exchange their rows
         layout = accumulator_layout(n)
@@ -345,7 +345,7 @@ def test_probe_sees_another_accumulator_layout(monkeypatch):
 
 def test_the_probe_refuses_other_gpus_in_one_line(monkeypatch, capsys):
     from tcgemm.errors import UnsupportedOnGPUError
-    from tcgemm.gpu import wgmma as probe
+    from tcgemm.hopper.gpu import wgmma as probe
 
     monkeypatch.setattr(probe, "current_arch", lambda: "sm_86")
     assert probe.skipped() == "wgmma needs an sm_90 GPU (Hopper); this one is sm_86: skipped"
@@ -359,7 +359,7 @@ def test_the_probe_refuses_other_gpus_in_one_line(monkeypatch, capsys):
 
 
 def test_an_observation_round_trips_through_json(monkeypatch):
-    from tcgemm.gpu import wgmma as probe
+    from tcgemm.hopper.gpu import wgmma as probe
 
     monkeypatch.setattr(probe, "run_wgmma", _simulated_hardware())
     probes = [probe.observe_wgmma(8, "64B"), probe.observe_wgmma(16, *probe.CONTROL),
@@ -383,14 +383,14 @@ def test_the_explorer_reads_the_canonical_layouts_in_cute_notation(mode):
     assert preset["cute"] == cute_notation(mode, 16, 16) and bank_cases.analyze(preset).conflicts == 0
 
 
-# ---- the H100's recorded answers (tests/data/wgmma_<gpu>.json, written by tcgemm.gpu.wgmma.report) --
+# ---- the H100's recorded answers (tests/data/wgmma_<gpu>.json, written by tcgemm.hopper.gpu.wgmma.report) --
 
 DATA = Path(__file__).resolve().parent / "data"
 RECORDINGS = sorted(DATA.glob("wgmma_*.json"))
 
 
 def test_a_wgmma_observation_is_recorded():
-    assert RECORDINGS, ("no recorded wgmma probe observation: run tcgemm.gpu.wgmma.report('tests/data') on an "
+    assert RECORDINGS, ("no recorded wgmma probe observation: run tcgemm.hopper.gpu.wgmma.report('tests/data') on an "
                         "sm_90 GPU; it writes tests/data/wgmma_<gpu>.json")
 
 
@@ -399,7 +399,7 @@ def test_recorded_observation_matches_the_layouts(path):
     """What the chapter states, on the GPU that recorded it: every swizzle mode and N reads A and B and
     writes D as the layouts say, K-major and with either operand MN-major, and the controls (a wrong
     swizzle field; LBO and SBO exchanged) do not."""
-    from tcgemm.gpu import wgmma as probe
+    from tcgemm.hopper.gpu import wgmma as probe
 
     recorded = json.loads(path.read_text())
     probes = probe.from_observation(recorded["probes"])

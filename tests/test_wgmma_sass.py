@@ -1,6 +1,6 @@
 """wgmma through NVRTC, without a GPU: kernels/probe_wgmma.cu built for sm_90a, the target the book
-launches it with (tcgemm.gpu.compile.get_arch_specific_function), holds one HGMMA per entry, and
-ptxas takes exactly the shapes tcgemm.fragments.wgmma lists. This toolchain prints wgmma as
+launches it with (tcgemm.engine.gpu.compile.get_arch_specific_function), holds one HGMMA per entry, and
+ptxas takes exactly the shapes tcgemm.hopper.wgmma lists. This toolchain prints wgmma as
 HGMMA.64x<N>x16.F32, wgmma.fence as WARPGROUP.ARRIVE, wgmma.wait_group as WARPGROUP.DEPBAR.LE and
 fence.proxy.async as FENCE.VIEW.ASYNC.S.
 
@@ -10,13 +10,13 @@ import re
 
 import pytest
 
-from tcgemm.catalog import PROBES, TRANSPOSE_SASS, WMMA_CASES, build_target, configured
+from tcgemm.engine.catalog import PROBES, TRANSPOSE_SASS, WMMA_CASES, build_target, configured
 from tcgemm.errors import KernelCompileError
-from tcgemm.fragments.wgmma import WGMMA_TYPES
-from tcgemm.gpu.compile import arch_specific_target
-from tcgemm.gpu.nvrtc_offline import (WHEEL_LAYOUT, compile_cubin, compile_source_text, cuda_tool, cuobjdump_sass,
-                                      find_toolkit)
-from tcgemm.gpu.sass import WGMMA_OPS, function_ops, wgmma_sass_table
+from tcgemm.hopper.wgmma import WGMMA_TYPES
+from tcgemm.engine.gpu.compile import arch_specific_target
+from tcgemm.engine.gpu.nvrtc_offline import (WHEEL_LAYOUT, compile_cubin, compile_source_text, cuda_tool, cuobjdump_sass,
+                                             find_toolkit)
+from tcgemm.engine.gpu.sass import WGMMA_OPS, function_ops, wgmma_sass_table
 from required import skip_or_fail
 
 SOURCE = PROBES["wgmma"].source
@@ -45,7 +45,7 @@ def test_probe_holds_one_hgmma_per_entry_on_sm_90a(major):
 
 def test_probe_reads_the_mn_major_operand_transposed():
     """cuobjdump prints wgmma's transpose immediates as suffixes of the descriptor operand: .tnspA,
-    .tnspB (tcgemm.catalog.TRANSPOSE_SASS), on the MN-major entries only."""
+    .tnspB (tcgemm.engine.catalog.TRANSPOSE_SASS), on the MN-major entries only."""
     kit = _tools()
     listing = cuobjdump_sass(compile_cubin(SOURCE, arch_specific_target("sm_90"), (), kit))
     hgmma = {entry: [line for line in body.splitlines() if "HGMMA" in line]

@@ -70,7 +70,7 @@ def test_wheel_holds_the_package_and_the_kernels(built):
 CHECK_INSTALLED = """
 import importlib, json, sys
 import tcgemm
-from tcgemm.catalog import all_sources
+from tcgemm.engine.catalog import all_sources
 for name in sys.argv[1:]:
     importlib.import_module("tcgemm." + name)
 print(json.dumps({

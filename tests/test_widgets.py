@@ -1,10 +1,10 @@
-"""The widgets' Python side: settings, the report, and the lane picker's data (from tcgemm.fragments.layouts)."""
+"""The widgets' Python side: settings, the report, and the lane picker's data (from tcgemm.fragment_layouts)."""
 import numpy as np
 import pytest
 import traitlets
 
 from tcgemm.smem import bank_cases, banks
-from tcgemm.fragments import layouts
+from tcgemm import fragment_layouts
 from tcgemm.widgets import BankExplorer, LanePicker
 from tcgemm.widgets.lane_picker import all_cases, case
 
@@ -46,7 +46,7 @@ def test_explorer_offers_every_case_of_the_catalogue():
 @pytest.mark.parametrize("trans", [False, True])
 def test_lane_picker_data_is_the_ldmatrix_layout(num, trans):
     data = case(num, trans)
-    layout = layouts.ldmatrix_layout(num, trans)
+    layout = fragment_layouts.ldmatrix_layout(num, trans)
     for lane in range(32):
         got = np.array(data["received"][lane])
         assert got[:, 0].tolist() == [layout.register_of(e) for e in range(layout.elements_per_lane)]

@@ -1,5 +1,5 @@
 """The WMMA fragment maps as data (tcgemm.fragments.wmma), the verdicts that read a probe, and the
-probe's recorded observation (tests/data/wmma_fragments_*.json, written by tcgemm.gpu.wmma.report on a
+probe's recorded observation (tests/data/wmma_fragments_*.json, written by tcgemm.fragments.gpu.wmma.report on a
 GPU) checked against them without a GPU."""
 import json
 from dataclasses import replace
@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcgemm.catalog import PROBES
-from tcgemm.fragments import layouts, wmma
+from tcgemm.engine.catalog import PROBES
+from tcgemm import fragment_layouts
+from tcgemm.fragments import wmma
 
 DATA = Path(__file__).resolve().parent / "data"
 RECORDINGS = sorted(DATA.glob("wmma_fragments_*.json"))
@@ -30,15 +31,15 @@ def test_the_mma_pair_covers_the_tile_once(kind):
 
 
 def test_the_pair_is_two_m16n8k16_fragments_side_by_side():
-    b = layouts.mma_layout("m16n8k16", "B", "f16", "f32")
+    b = fragment_layouts.mma_layout("m16n8k16", "B", "f16", "f32")
     pair = wmma.mma_pair("f16 matrix_b col_major")
     assert np.array_equal(pair.row[:, :4], b.row) and np.array_equal(pair.col[:, :4], b.col)
     assert np.array_equal(pair.row[:, 4:], b.row) and np.array_equal(pair.col[:, 4:], b.col + 8)
-    c = layouts.mma_layout("m16n8k16", "C", "f16", "f32")
+    c = fragment_layouts.mma_layout("m16n8k16", "C", "f16", "f32")
     acc = wmma.mma_pair("s32 accumulator")
     assert np.array_equal(acc.col[:, 4:], c.col + 8) and acc.elements_per_register == 1
     a = wmma.mma_pair("f16 matrix_a row_major")
-    assert layouts.same_positions(a, layouts.mma_layout("m16n8k16", "A", "f16", "f32"))
+    assert fragment_layouts.same_positions(a, fragment_layouts.mma_layout("m16n8k16", "A", "f16", "f32"))
 
 
 def test_int8_pair_is_the_k16_half_of_m16n8k32():
@@ -56,7 +57,7 @@ def test_fp16_operands_are_expected_twice_accumulators_and_int8_once():
         twice = kind.startswith("f16")
         assert e.elements_per_lane == (16 if twice else 8), kind
         assert set(wmma.copies_held(e).ravel()) == {2 if twice else 1}, kind
-        assert layouts.same_positions(wmma.first_copy(e), wmma.mma_pair(kind)), kind
+        assert fragment_layouts.same_positions(wmma.first_copy(e), wmma.mma_pair(kind)), kind
 
 
 def test_verdicts_tell_equal_reordered_and_different_apart():
@@ -97,7 +98,7 @@ def test_observed_tags_must_be_lane_by_element():
 
 
 def test_a_probe_observation_is_recorded():
-    assert RECORDINGS, ("no recorded WMMA probe observation: run tcgemm.gpu.wmma.report('tests/data') on a "
+    assert RECORDINGS, ("no recorded WMMA probe observation: run tcgemm.fragments.gpu.wmma.report('tests/data') on a "
                         "GPU; it writes tests/data/wmma_fragments_<gpu>.json")
 
 

@@ -16,7 +16,7 @@ from matplotlib.patches import Rectangle
 from tcgemm.style import (
     COLUMN_WIDTH_IN, MIN_FONT_PT, MUTED_FACE, MUTED_TEXT, TILE_EDGE, lane_color, new_figure, text_color_on,
 )
-from tcgemm.fragments.layouts import (
+from tcgemm.fragment_layouts import (
     FragmentLayout,
     ldmatrix_address_lane,
     ldmatrix_instruction,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcgemm.fragments.layouts import MMA_SHAPES, MMA_VARIANTS, element_bits, min_sm, mma_layouts, same_positions
+from tcgemm.fragment_layouts import MMA_SHAPES, MMA_VARIANTS, element_bits, min_sm, mma_layouts, same_positions
 from tcgemm.table import Table
 
 

@@ -1,7 +1,7 @@
 """WMMA fragments (nvcuda::wmma, shape m16n16k16) as data: what the book expects, and how to read a probe.
 
 CUDA leaves a wmma::fragment's layout unspecified: code may touch frag.x[i] only through operations
-that treat every element alike. The probe (kernels/probe_wmma.cu, tcgemm.gpu.wmma) finds it out.
+that treat every element alike. The probe (kernels/probe_wmma.cu, tcgemm.fragments.gpu.wmma) finds it out.
 Our expectation, from the SASS (every m16n16k16 mma_sync becomes two m16n8k16 instructions, HMMA.16816
 or IMMA.16816, fed by the loads with no data movement in between for A row-major and B column-major):
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcgemm.fragments.layouts import WARP_SIZE, FragmentLayout, mma_layout, same_positions
+from tcgemm.fragment_layouts import WARP_SIZE, FragmentLayout, mma_layout, same_positions
 from tcgemm.table import Table
 
 TILE = 16
@@ -176,7 +176,8 @@ def verdict_table(verdicts) -> Table:
 def cases_table() -> Table:
     """The four transpose cases of the WMMA kernels: how A and B are stored, the fragment layouts and
     the -D flags that select them, and which case is mma.sync's own (A row-major, B column-major)."""
-    from tcgemm.catalog import MMA_ORDERS, WMMA_CASES, WmmaKernel
+    from tcgemm.engine.catalog import WMMA_CASES
+    from tcgemm.engine.kernel_types import MMA_ORDERS, WmmaKernel
 
     stored = {"C": "row-major", "F": "column-major"}
     layout = {"C": "row_major", "F": "col_major"}

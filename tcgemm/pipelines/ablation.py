@@ -1,14 +1,14 @@
 """The ablation of the book's fastest mma.sync kernel: Kernel 4.4 with each step of the earlier chapters
 switched off alone (kernels/a1_ablation.cu, catalog key "a1"), ranked by what switching it off costs.
-Pure module: tcgemm.gpu.ablation checks and times the variants; this turns the measurements into a
+Pure module: tcgemm.pipelines.gpu.ablation checks and times the variants; this turns the measurements into a
 ranked table and a bar chart."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcgemm.catalog import ABLATION_SWITCHES, GEMM_KERNELS
+from tcgemm.engine.catalog import ABLATION_SWITCHES, GEMM_KERNELS
 from tcgemm.hw import tflops
-from tcgemm.report import Timing
+from tcgemm.engine.report import Timing
 from tcgemm.table import Column, Table
 
 KEY = "a1"
@@ -97,7 +97,7 @@ def ranked(measurements) -> list[Ranked]:
 
 def switches_table() -> Table:
     """The ablation kernel's switches: the step each undoes, where the book introduced it, and what
-    setting it to 1 does (tcgemm.catalog)."""
+    setting it to 1 does (tcgemm.engine.catalog)."""
     rows = [[name, STEP_OF[name].step if name in STEP_OF else "none: the numerics chapter's remedy",
              STEP_OF[name].introduced if name in STEP_OF else "", does]
             for name, does in ABLATION_SWITCHES]
@@ -153,7 +153,7 @@ def ablation_figure(measurements, title: str | None = None):
 
 def knockout_table(kernel: str, scaling: dict, Ks, K: int = 4096) -> Table:
     """Kernel 4.4's time against K as written and with measurement switches on (the dict of
-    tcgemm.gpu.bench.switch_scaling: label -> (seconds at each of Ks, its tcgemm.pipelines.scaling fit)):
+    tcgemm.engine.gpu.bench.switch_scaling: label -> (seconds at each of Ks, its tcgemm.pipelines.scaling fit)):
     the main loop's rate, the time outside it, that time's share at K, and the times the fit went through.
     The pipelines chapter's table without its ceiling column, for the predictions of this page."""
     rows = [[label, fit.loop_tflops, fit.fixed_us, 100 * fit.share_fixed(K), ", ".join(f"{t * 1e6:.0f}" for t in times)]

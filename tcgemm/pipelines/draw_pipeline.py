@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, new_figure, text_color_on
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.engine.catalog import GEMM_KERNELS
 from tcgemm.pipelines.ping_pong import MODES, consumer_spans, tensor_cores_idle
 from tcgemm.pipelines.pipeline import ring_state, steady_state_period, timeline
 

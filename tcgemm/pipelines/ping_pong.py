@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcgemm.catalog import GEMM_KERNELS, ITEMSIZE
+from tcgemm.engine.catalog import GEMM_KERNELS
+from tcgemm.engine.kernel_types import ITEMSIZE
 from tcgemm.table import Column, Table
 
 MODES = ("cooperative", "ping-pong")

@@ -11,8 +11,8 @@ _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 def sample_shares(by_opcode: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
-    """tcgemm.gpu.ncu.stall_samples's warp samples as percentages of all samples of the launch:
-    {opcode: {"all": its share, reason: that reason's share, ...}} (what tcgemm.report.stall_table
+    """tcgemm.engine.gpu.ncu.stall_samples's warp samples as percentages of all samples of the launch:
+    {opcode: {"all": its share, reason: that reason's share, ...}} (what tcgemm.engine.report.stall_table
     shows, for every opcode, not only the top ones). No samples: an empty dict."""
     total = sum(sum(reasons.values()) for reasons in by_opcode.values())
     if not total:
@@ -28,7 +28,7 @@ def share(shares: dict[str, dict[str, float]], opcode: str, reason: str = "all")
 
 
 def span_numbers(text: str) -> list[float]:
-    """The numbers of a table cell that shows one value or a range, as tcgemm.timing.spread_table
+    """The numbers of a table cell that shows one value or a range, as tcgemm.engine.timing.spread_table
     writes them: '1,602–1,776' is [1602.0, 1776.0], '500' is [500.0]."""
     found = [float(n.replace(",", "")) for n in _NUMBER.findall(str(text))]
     if not found:

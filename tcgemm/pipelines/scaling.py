@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tcgemm.report import size_label
+from tcgemm.engine.report import size_label
 from tcgemm.style import TEXT_COLUMN_CHARS
 from tcgemm.table import Column, Table
 

@@ -39,11 +39,11 @@ def gpu(line: str, cell: str):
     run here."""
     from IPython import get_ipython
 
-    from tcgemm.gpu.device import gpu_unavailable_reason
+    from tcgemm.engine.gpu.device import gpu_unavailable_reason
 
     reason = gpu_unavailable_reason()
     if reason is None and line.strip():
-        from tcgemm.gpu.compile import current_arch
+        from tcgemm.engine.gpu.compile import current_arch
         reason = too_old(line.strip(), current_arch())
     if reason is not None:
         print(skip_line(reason))

@@ -32,7 +32,7 @@ class RecordError(RuntimeError):
 
 
 def stamp_from(info, now: datetime | None = None) -> dict:
-    """The ``recorded_on`` dict for a ``tcgemm.gpu.device.DeviceInfo``."""
+    """The ``recorded_on`` dict for a ``tcgemm.engine.gpu.device.DeviceInfo``."""
     cc = str(info.compute_capability)
     now = now or datetime.now(timezone.utc)
     stamp = {
@@ -49,7 +49,7 @@ def stamp_from(info, now: datetime | None = None) -> dict:
 def current_stamp() -> dict:
     """Stamp of this machine's GPU; RecordError when there is none (recording is GPU-only)."""
     from tcgemm.errors import NoGPUError
-    from tcgemm.gpu.device import device_info
+    from tcgemm.engine.gpu.device import device_info
 
     try:
         info = device_info()

@@ -23,10 +23,10 @@ import math
 
 import numpy as np
 
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.engine.catalog import GEMM_KERNELS
 from tcgemm.smem import banks, notation
 from tcgemm.smem.canonical import SWIZZLE_MODES, cute_notation
-from tcgemm.source import copies_with_cp_async
+from tcgemm.engine.source import copies_with_cp_async
 
 # The accesses (the explorer's menu; no kernel named: a preset names its own, see describe).
 # Kernel 2.0's tiles are 32 fp16 wide (BK = 32).
@@ -112,7 +112,7 @@ PRESETS = {
                                   layout="cute", cute=cute_notation(m.name, 16, 16), unit="byte")
        for m in SWIZZLE_MODES.values()},
 }
-# Nsight Compute counters (tcgemm.gpu.ncu.METRICS keys) of each op class: the instruction count first.
+# Nsight Compute counters (tcgemm.engine.gpu.ncu.METRICS keys) of each op class: the instruction count first.
 MEASURED_COUNTERS = {
     "ld": ("smem_ld_inst", "smem_ld_wavefronts", "smem_ld_conflicts"),
     "st": ("smem_st_inst", "smem_st_wavefronts", "smem_st_conflicts", "smem_st_conflicts_sass"),
@@ -361,7 +361,7 @@ def phase_row_label(p: int, wavefronts: int) -> str:
 
 def measured_state(comparisons: dict, device: str, arch: str, size: str) -> dict:
     """What the explorer shows of Nsight Compute's counts: ``comparisons`` is {kernel key: the
-    tcgemm.gpu.ncu.predicted_vs_measured list}, as the chapter's recorded cell makes it."""
+    tcgemm.engine.gpu.ncu.predicted_vs_measured list}, as the chapter's recorded cell makes it."""
     kernels = {}
     for key, rows in comparisons.items():
         kernels[key] = {row.counter: {"metric": row.metric, "predicted": int(row.predicted),

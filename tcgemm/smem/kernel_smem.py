@@ -17,7 +17,7 @@ instruction touches a single array, and moving all its addresses by one multiple
 renames the banks.
 
 Source or SASS (``arch``). With ``arch=None`` there is one instruction per shared-memory access the
-C++ spells out. With ``arch`` one of tcgemm.catalog.TARGET_ARCHS there is one per instruction that
+C++ spells out. With ``arch`` one of tcgemm.engine.catalog.TARGET_ARCHS there is one per instruction that
 NVRTC / nvcc 13.0 emit, which differs in two ways (seen in the SASS; tests/test_sass.py checks both):
 
 * all targets: two consecutive 16-bit loads of the two halves of one aligned word become one
@@ -32,7 +32,7 @@ Hardware counters count SASS instructions: compare them with ``arch`` set to the
 What the model does not express, so the predictions do not claim it: two lanes storing different
 halves of one 4-byte word are taken as one word (no conflict, as for loads); and nothing between
 instructions is modelled (other warps, L1 traffic on the same data banks). Nsight Compute's counters
-show a few such extra wavefronts (see tcgemm.gpu.ncu).
+show a few such extra wavefronts (see tcgemm.engine.gpu.ncu).
 """
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ from functools import lru_cache, partial
 import numpy as np
 
 from tcgemm.smem.banks import WARP, Access, analyze
-from tcgemm.catalog import GEMM_KERNELS, TARGET_ARCHS, configured
-from tcgemm.validate import check_gemm_shape
+from tcgemm.engine.catalog import GEMM_KERNELS, TARGET_ARCHS, configured
+from tcgemm.engine.operands import check_gemm_shape
 
 OPS = ("st", "ld", "ldsm")   # ordinary stores, ordinary loads, ldmatrix
 _OP_OF_KIND = {"st": "st", "ld": "ld", "ldmatrix": "ldsm"}
@@ -108,7 +108,7 @@ def _naive_mma(warp: int, BM: int, BN: int, TILES_M: int, TILES_N: int) -> list[
 
 
 def _ldmatrix_hgemm(warp: int) -> list[Instr]:
-    """kernels/hgemm_ldmatrix_hgemm_f16.cu: one warp per block."""
+    """kernels/h1_ldmatrix_hgemm_f16.cu: one warp per block."""
     TM, TN, TK = 16, 8, 16
     bs_base = _base_after(TM * TK * HALF)
     lane = LANE
@@ -280,7 +280,7 @@ def _operand_orders(warp: int, BK: int, a_col_major: bool = False, b_col_major: 
 _WARP_STEPS = {
     "k1.0": lambda warp: _naive_mma(warp, BM=32, BN=32, TILES_M=1, TILES_N=1),
     "k1.1": lambda warp: _naive_mma(warp, BM=64, BN=64, TILES_M=2, TILES_N=2),
-    "hgemm": _ldmatrix_hgemm,
+    "h1": _ldmatrix_hgemm,
     "k2.0": lambda warp, permuted=True: _permuted_smem(warp, a_once=False, permuted=permuted),
     "k2.1": lambda warp, permuted=True: _permuted_smem(warp, a_once=True, permuted=permuted),
     "k3.0": lambda warp, BK=32: _pipelined(warp, 64, 64, BK, 2, 2, b_pairs=False),
@@ -302,7 +302,7 @@ _WARP_STEPS = {
     "k4.6": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
                                            slice_xor=True),
     "k4.7": lambda warp, BK=32, orders=("C", "F"): _operand_orders(warp, BK, orders[0] == "F", orders[1] == "F"),
-    # Kernel 4.4's reads of tiles that TMA wrote (swizzled as permuted_chunk: tcgemm.tma).
+    # Kernel 4.4's reads of tiles that TMA wrote (swizzled as permuted_chunk: tcgemm.engine.tma).
     "k5.0": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, slice_xor=True, tma=True),
     # The ablation kernel with its switches off is Kernel 4.4; permuted=False is its NO_XOR.
     "a1": lambda warp, BK=32, permuted=True: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,

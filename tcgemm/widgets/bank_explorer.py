@@ -8,7 +8,7 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.engine.catalog import GEMM_KERNELS
 from tcgemm.smem import bank_cases
 from tcgemm.smem.banks import Report
 

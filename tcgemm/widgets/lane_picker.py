@@ -1,6 +1,6 @@
 """The ldmatrix lane picker: choose a lane, see the row it addresses and the elements it receives.
 
-The layouts come from tcgemm.fragments.layouts (the one source the drawings, tests and probes also use);
+The layouts come from tcgemm.fragment_layouts (the one source the drawings, tests and probes also use);
 all six variants (.x1/.x2/.x4, with and without .trans) are sent to the page, so switching works
 in the static HTML book too."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import anywidget
 import traitlets
 
-from tcgemm.fragments.layouts import WARP_SIZE, ldmatrix_address_lane, ldmatrix_instruction, ldmatrix_layout
+from tcgemm.fragment_layouts import WARP_SIZE, ldmatrix_address_lane, ldmatrix_instruction, ldmatrix_layout
 from tcgemm.widgets.bank_explorer import HERE, module_source
 
 NUMS = (1, 2, 4)

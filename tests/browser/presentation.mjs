@@ -29,7 +29,7 @@ export function measureOutputs({ columnPx }) {
   for (const area of document.querySelectorAll('div.cell_output')) {
     if (shown(area)) {
       const limit = area.clientWidth;
-      // A listing (tcgemm.source.Listing: code in a <details> the reader opens) may scroll inside a
+      // A listing (tcgemm.engine.source.Listing: code in a <details> the reader opens) may scroll inside a
       // box that fits; its content is long by nature. So may a widget's grid (the bank explorer's
       // tile of up to 1024 columns) in the box the widget gives it. Every other text must fit whole,
       // even in a <pre> the theme lets scroll.
@@ -185,7 +185,7 @@ export function measureContrast({ roots, state }) {
 // itself, and the strongest ink of the picture (its neutral pixels: text, axes, outlines) against
 // that edge colour. A figure that sits on a panel of another colour than the page (the theme's light
 // panel in dark mode), or whose ink fades into the page, is a finding. The panels: the listings
-// (tcgemm.source.Listing), their bars and code, the output boxes and the widgets' controls, each
+// (tcgemm.engine.source.Listing), their bars and code, the output boxes and the widgets' controls, each
 // against the page: a neutral box in the other mode's colours (a light one on the dark page, or
 // the reverse) is a finding, and so is a <select> whose colour-scheme (its drop-down list, its arrow)
 // is not the mode's.
@@ -311,7 +311,7 @@ export async function measureBackdrops({ mode, figures }) {
   return result;
 }
 
-// The code listings (tcgemm.source.Listing) as a reader uses them: what each bar says closed, and
+// The code listings (tcgemm.engine.source.Listing) as a reader uses them: what each bar says closed, and
 // once clicked open. The listings are left open (their code then counts in the contrast check).
 export function openListings() {
   const label = (summary) => {

@@ -3,7 +3,7 @@ configuration a launcher may pick, on shapes of one tile of K (fewer than the st
 and ragged tile counts; and the runner's measurements."""
 import pytest
 
-from tcgemm.catalog import ABLATION_SWITCHES, GEMM_KERNELS
+from tcgemm.engine.catalog import ABLATION_SWITCHES, GEMM_KERNELS
 
 pytestmark = pytest.mark.gpu
 
@@ -13,8 +13,8 @@ SWITCHES = [name for name, _ in ABLATION_SWITCHES]
 @pytest.mark.parametrize("tile_k, stages", GEMM_KERNELS["a1"].configs)
 @pytest.mark.parametrize("switch", SWITCHES)
 def test_every_variant_matches_reference(switch, tile_k, stages):
-    from tcgemm.gpu.bench import check_runner, runner
-    from tcgemm.gpu.device import device_info
+    from tcgemm.engine.gpu.bench import check_runner, runner
+    from tcgemm.engine.gpu.device import device_info
     spec = GEMM_KERNELS["a1"].with_config(tile_k, stages).with_switches(switch)
     if spec.smem_bytes > device_info().shared_mem_per_block_optin:
         pytest.skip(f"{spec.variant} needs {spec.smem_bytes} bytes of shared memory")
@@ -26,7 +26,7 @@ def test_every_variant_matches_reference(switch, tile_k, stages):
 
 
 def test_measure_checks_and_times_each_variant():
-    from tcgemm.gpu.ablation import measure
+    from tcgemm.pipelines.gpu.ablation import measure
     from tcgemm.pipelines.ablation import ablation_table
     ms = measure(256, 512, 1024, switches=("NO_XOR", "NO_VEC_STORE"), reps=3, warmup=1)
     assert [m.switch for m in ms] == [None, "NO_XOR", "NO_VEC_STORE"]
@@ -39,7 +39,7 @@ def test_fresh_acc_removes_the_bias_of_accumulating_inside_the_mma():
     (the numerics chapter's bias); with FRESH_ACC the signed mean error is at least ten times smaller."""
     import cupy
     import numpy as np
-    from tcgemm.gpu.gemm import for_this_gpu, prepare
+    from tcgemm.engine.gpu.gemm import for_this_gpu, prepare
     rng = cupy.random.default_rng(7)
     M, N, K = 256, 256, 8192
     A = rng.random((M, K), dtype=np.float32).astype(np.float16)

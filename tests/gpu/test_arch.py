@@ -3,7 +3,7 @@ launcher picks here against the one the catalog picks for this architecture offl
 import pytest
 
 from tcgemm.arch import ARCH_LIMITS
-from tcgemm.catalog import GEMM_KERNELS, configured
+from tcgemm.engine.catalog import GEMM_KERNELS, configured
 
 pytestmark = pytest.mark.gpu
 
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.gpu
 def test_the_driver_reports_the_tables_limits():
     import cupy
 
-    from tcgemm.gpu.device import device_info
+    from tcgemm.engine.gpu.device import device_info
 
     info = device_info()
     if info.arch not in ARCH_LIMITS:
@@ -28,8 +28,8 @@ def test_the_driver_reports_the_tables_limits():
 
 
 def test_the_launcher_configures_each_kernel_as_the_catalog_does_for_this_arch():
-    from tcgemm.gpu.device import device_info
-    from tcgemm.gpu.gemm import for_this_gpu
+    from tcgemm.engine.gpu.device import device_info
+    from tcgemm.engine.gpu.gemm import for_this_gpu
 
     arch = device_info().arch
     if arch not in ARCH_LIMITS:

@@ -3,14 +3,14 @@ size sweeps, and time_spec, on small sizes."""
 import numpy as np
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.engine.catalog import GEMM_KERNELS
 
 pytestmark = pytest.mark.gpu
 
 
 def test_compare_one_dtype_with_its_baseline_and_ceiling(capsys):
-    from tcgemm.gpu.bench import CUBLAS_SGEMM, compare
-    c = compare(["s1", "s2"], 512, 512, 512, reps=5, warmup=2, ceiling=True)
+    from tcgemm.engine.gpu.bench import CUBLAS_SGEMM, compare_timings
+    c = compare_timings(["s1", "s2"], 512, 512, 512, reps=5, warmup=2, ceiling=True)
     assert capsys.readouterr().out == ""            # no progress output unless a log is given
     assert [r.key for r in c.results] == ["cublas-sgemm", "s1", "s2"]
     assert c.baseline.name == CUBLAS_SGEMM and all(r.passed for r in c.results)
@@ -18,27 +18,39 @@ def test_compare_one_dtype_with_its_baseline_and_ceiling(capsys):
     assert c.table.column("% FFMA")[1] == pytest.approx(100 * c.result("s1").tflops / c.ceiling_tflops)
     assert len(c.figure().axes[0].patches) == 3
     with pytest.raises(ValueError, match="one input dtype"):
-        compare(["k1.1", "s1"], 256, 256, 256)
+        compare_timings(["k1.1", "s1"], 256, 256, 256)
 
 
 def test_compare_logs_progress_when_asked():
-    from tcgemm.gpu.bench import compare
+    from tcgemm.engine.gpu.bench import compare_timings
     lines = []
-    c = compare(["k1.1"], 256, 256, 256, reps=3, warmup=1, log=lines.append)
+    c = compare_timings(["k1.1"], 256, 256, 256, reps=3, warmup=1, log=lines.append)
     assert c.ceiling is None and "% mma.sync" not in [col.name for col in c.table.columns]
     assert lines[0].startswith("[") and lines[-1].endswith("done")
 
 
+def test_time_in_rounds_times_each_kernel_against_cublas_in_every_round():
+    from tcgemm.engine.gpu.bench import time_in_rounds
+    lines = []
+    table = time_in_rounds(["k1.1", "k4.4"], 512, 512, 512, rounds=3, reps=5, log=lines.append)
+    rows = table.records()
+    assert [r["Kernel"].split(":")[0] for r in rows] == ["Kernel 1.1", "Kernel 4.4"]
+    assert all(r["verdict"] in ("ahead", "level", "behind") and r["% of cuBLAS (cublasGemmEx)"] > 0 for r in rows)
+    assert "3 interleaved rounds" in table.caption and lines[-1].startswith("[") and "3/3" in lines[-1]
+    with pytest.raises(ValueError, match="one input dtype"):
+        time_in_rounds(["k1.1", "s1"], 256, 256, 256, rounds=2)
+
+
 def test_checks_table_runs_every_kernel_at_every_shape():
-    from tcgemm.gpu.bench import checks
-    table = checks(["k1.1", "cublas"], [(256, 512, 128), (512, 256, 256)])
+    from tcgemm.engine.gpu.bench import check_kernels
+    table = check_kernels(["k1.1", "cublas"], [(256, 512, 128), (512, 256, 256)])
     assert len(table.rows) == 4 and table.column("Check") == ["PASS"] * 4
     assert table.column("Kernel")[0] == GEMM_KERNELS["k1.1"].title
 
 
 def test_bench_configs_lists_skipped_configurations():
-    from tcgemm.gpu.bench import bench_configs
-    from tcgemm.gpu.device import device_info
+    from tcgemm.engine.gpu.bench import bench_configs
+    from tcgemm.engine.gpu.device import device_info
     spec = GEMM_KERNELS["k4.1"]                       # dynamic shared memory: 2 (BM + BN) BK stages bytes
     table = bench_configs("k4.1", [(32, 3), (64, 16)], 512, 512, 512, reps=3)
     assert table.column("Check")[0] == "PASS" and table.column("TFLOP/s")[0] > 0
@@ -49,7 +61,7 @@ def test_bench_configs_lists_skipped_configurations():
 
 
 def test_size_sweep_marks_shapes_a_kernel_cannot_run():
-    from tcgemm.gpu.bench import size_sweep
+    from tcgemm.engine.gpu.bench import size_sweep
     spec = GEMM_KERNELS["k1.1"]
     odd = (spec.tile_m + 1, spec.tile_n, spec.tile_k)
     rows = size_sweep("k1.1", {"fits": [(256, 256, 256)], "odd": [odd]}, reps=3)
@@ -58,15 +70,15 @@ def test_size_sweep_marks_shapes_a_kernel_cannot_run():
 
 
 def test_time_spec_uses_the_kernels_input_dtype():
-    from tcgemm.gpu.bench import time_spec
-    from tcgemm.gpu.gemm import kernel_spec
+    from tcgemm.engine.gpu.bench import time_spec
+    from tcgemm.engine.gpu.gemm import kernel_spec
     # The launch is prepared with the kernel's checks: fp16 operands for this fp32 kernel would be refused.
     timing = time_spec(kernel_spec("s1"), 256, 256, 256, reps=3)
     assert timing.median > 0 and timing.runs == 3
 
 
 def test_accumulation_errors_grow_with_k_in_fp16_only():
-    from tcgemm.gpu.bench import accumulation_errors
+    from tcgemm.engine.gpu.bench import accumulation_errors
     table = accumulation_errors(Ks=(256, 16384))
     assert table.column("K") == [256, 16384]
     fp16, fp32 = table.column("fp16 accumulate (HGEMM)"), table.column("fp32 accumulate (Kernel 1.1)")
@@ -76,8 +88,8 @@ def test_accumulation_errors_grow_with_k_in_fp16_only():
 
 
 def test_switch_scaling_fits_each_switch_set():
-    from tcgemm.gpu.bench import switch_scaling
-    from tcgemm.gpu.gemm import for_this_gpu
+    from tcgemm.engine.gpu.bench import switch_scaling
+    from tcgemm.engine.gpu.gemm import for_this_gpu
     spec = for_this_gpu(GEMM_KERNELS["k4.4"])
     scaling = switch_scaling(spec, [(), ("SKIP_SYNC",)], 1024, 1024, Ks=(1024, 4096), reps=3)
     assert list(scaling) == ["as written", "SKIP_SYNC"]
@@ -88,7 +100,7 @@ def test_switch_scaling_fits_each_switch_set():
 
 
 def test_switch_cost_gives_each_size_both_times_and_the_share():
-    from tcgemm.gpu.bench import switch_cost
+    from tcgemm.engine.gpu.bench import switch_cost
     table = switch_cost("k4.4", "SKIP_COPIES", (512, 1024), reps=5)
     assert [c.name for c in table.columns] == ["size", "as written, µs", "SKIP_COPIES, µs", "share of the time"]
     assert [row[0] for row in table.rows] == ["512³", "1024³"]

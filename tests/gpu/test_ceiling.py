@@ -7,8 +7,8 @@ from tcgemm.hw import peak_for
 
 @pytest.mark.gpu
 def test_mma_ceiling_is_exact_and_below_the_datasheet():
-    from tcgemm.gpu.ceiling import best_of, measure, run_once
-    from tcgemm.gpu.device import device_info
+    from tcgemm.engine.gpu.ceiling import best_of, measure, run_once
+    from tcgemm.engine.gpu.device import device_info
 
     one, got = run_once(8, rounds=64, seed=5)
     assert one.exact, got[0]

@@ -4,21 +4,21 @@ import json
 
 import pytest
 
-from tcgemm.fragments.layouts import MMA_VARIANTS, unsupported
+from tcgemm.fragment_layouts import MMA_VARIANTS, unsupported
 
 pytestmark = pytest.mark.gpu
 
 
 def _skip_if_lacking(variant):
-    from tcgemm.gpu.compile import current_arch
+    from tcgemm.engine.gpu.compile import current_arch
     if reason := unsupported(variant, current_arch()):
         pytest.skip(reason)
 
 
 @pytest.mark.parametrize("variant", list(MMA_VARIANTS))
 def test_ceiling_of_every_variant_is_exact_and_below_the_datasheet(variant):
-    from tcgemm.gpu.ceiling import run_once
-    from tcgemm.gpu.device import device_info
+    from tcgemm.engine.gpu.ceiling import run_once
+    from tcgemm.engine.gpu.device import device_info
     from tcgemm.hw import peak_for
     _skip_if_lacking(variant)
     ceiling, got = run_once(8, 64, seed=3, variant=variant)
@@ -30,8 +30,8 @@ def test_ceiling_of_every_variant_is_exact_and_below_the_datasheet(variant):
 
 
 def test_the_observation_matches_the_layouts_and_is_written(tmp_path):
-    from tcgemm.gpu.probes import mma_observation, observation_verdicts, report
-    from tcgemm.gpu.compile import current_arch
+    from tcgemm.engine.gpu.probes import mma_observation, observation_verdicts, report
+    from tcgemm.engine.gpu.compile import current_arch
     observation = mma_observation()
     lacking = [v for v in MMA_VARIANTS if unsupported(v, current_arch())]
     assert sorted(observation["variants"]) == sorted(set(MMA_VARIANTS) - set(lacking))
@@ -44,8 +44,8 @@ def test_the_observation_matches_the_layouts_and_is_written(tmp_path):
 
 
 def test_variants_table_has_a_row_per_executed_variant():
-    from tcgemm.gpu.ceiling import variants_table
-    from tcgemm.gpu.compile import current_arch
+    from tcgemm.engine.gpu.ceiling import variants_table
+    from tcgemm.engine.gpu.compile import current_arch
     table = variants_table(["m16n8k16.f32", "m16n8k32.e4m3.f32"])
     executed = [v for v in ("m16n8k16.f32", "m16n8k32.e4m3.f32") if not unsupported(v, current_arch())]
     assert [row[0] for row in table.rows] == executed

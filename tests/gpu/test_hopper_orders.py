@@ -3,7 +3,7 @@ multiples of the tile, of 8, or a single row), views that are not 16-byte aligne
 the fp32 product, into a NaN-filled C; and under compute-sanitizer memcheck / racecheck."""
 import pytest
 
-from tcgemm.catalog import WMMA_CASES
+from tcgemm.engine.catalog import WMMA_CASES
 
 pytestmark = pytest.mark.gpu
 
@@ -17,12 +17,12 @@ KEYS = ["k5.7", "k5.8"]
 
 @pytest.fixture(scope="module")
 def orders():
-    from tcgemm.catalog import GEMM_KERNELS
-    from tcgemm.gpu.compile import current_arch
+    from tcgemm.engine.catalog import GEMM_KERNELS
+    from tcgemm.engine.gpu.compile import current_arch
     if reason := GEMM_KERNELS["k5.7"].unsupported(current_arch()):
         pytest.skip(reason)
-    from tcgemm.gpu import hopper_orders
-    return hopper_orders
+    from tcgemm.hopper.gpu import operand_orders
+    return operand_orders
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -30,12 +30,12 @@ def orders():
 def test_every_order_matches_reference(orders, key, case):
     for M, N, K in SHAPES + (PING_PONG_SHAPES if key == "k5.8" else []):
         for offset in (0, 3) if (M, N, K) == SHAPES[0] else (0,):
-            result = orders.check(case, M, N, K, offset, key=key)
+            result = orders.check_kernel_order(case, M, N, K, offset, key=key)
             assert result.passed, f"{key} {case} at {M}x{N}x{K}, offset {offset}: {result}"
 
 
 def test_check_table_passes_everywhere(orders):
-    table = orders.checks(shapes=SHAPES[:2], offsets=(0, 3))
+    table = orders.check_kernel_orders(shapes=SHAPES[:2], offsets=(0, 3))
     assert len(table.rows) == 4 * 2 and all(v.startswith("PASS") for row in table.rows for v in row[3:]), str(table)
 
 
@@ -44,7 +44,7 @@ def test_check_table_passes_everywhere(orders):
                          [(case, "racecheck") for case in ("A^T B",)])
 def test_sanitizer_is_clean_on_every_order(orders, key, case, tool):
     from tests.gpu.test_sanitizer import assert_clean
-    assert_clean(tool, "tcgemm.gpu.hopper_orders", case, "129", "257", "75", "3", key)
+    assert_clean(tool, "tcgemm.hopper.gpu.operand_orders", case, "129", "257", "75", "3", key)
 
 
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
@@ -52,4 +52,4 @@ def test_sanitizer_is_clean_where_the_consumers_hand_over(orders, tool):
     """Kernel 5.8 with about four tiles per block on an H100 and K of three tiles (fewer than the ring's
     stages): each consumer waits for the other's hand-over several times, TMA stores C."""
     from tests.gpu.test_sanitizer import assert_clean
-    assert_clean(tool, "tcgemm.gpu.hopper_orders", "A B^T", "2048", "4096", "130", "0", "k5.8")
+    assert_clean(tool, "tcgemm.hopper.gpu.operand_orders", "A B^T", "2048", "4096", "130", "0", "k5.8")

@@ -4,7 +4,7 @@ in one line before sm_89."""
 import numpy as np
 import pytest
 
-from tcgemm.catalog import ELEMENTS
+from tcgemm.engine.catalog import ELEMENTS
 
 pytestmark = pytest.mark.gpu
 
@@ -15,7 +15,7 @@ TILE_PLANS = [("128x256", 1), ("128x128", 3), ("64x128", 2), ("64x64", 1), ("32x
 
 
 def _types():
-    from tcgemm.gpu import data_types
+    from tcgemm.numerics.gpu import data_types
     return data_types
 
 
@@ -30,20 +30,20 @@ def test_every_type_is_right_on_odd_shapes(name, M, N, K):
     dt = _types()
     _skip_if_lacking(name)
     A, B, ref = dt.operands(name, M, N, K, seed=M + K)
-    result = dt.check(name, dt.gemm(A, B, name), ref, K)
+    result = dt.check_type_output(name, dt.run_type(name, A, B), ref, K)
     assert result.passed, f"{name} {M}x{N}x{K}: {result}"
 
 
 @pytest.mark.parametrize("name", TYPES)
 @pytest.mark.parametrize("tile, splits", TILE_PLANS)
 def test_every_tile_plan_of_every_type(name, tile, splits):
-    from tcgemm.plan import tile_named
+    from tcgemm.engine.plan import tile_named
     dt = _types()
     _skip_if_lacking(name)
     M, N, K = 129, 257, 520
     A, B, ref = dt.operands(name, M, N, K, seed=splits)
     kernel = dt.spec(name).with_tile(tile_named(tile), splits)
-    result = dt.check(name, dt.gemm(A, B, name, kernel), ref, K)
+    result = dt.check_type_output(name, dt.run_type(name, A, B, kernel), ref, K)
     assert result.passed, f"{name} {tile}/{splits}: {result}"
 
 
@@ -51,7 +51,7 @@ def test_int8_is_exact_beyond_fp32_and_across_split_k():
     """Sums of 127 * 127 over K = 8192 reach 1.3e8, past fp32's 2^24: exact in int32 accumulators, and
     in the int32 additions of the split-K partials."""
     import cupy
-    from tcgemm.plan import tile_named
+    from tcgemm.engine.plan import tile_named
     dt = _types()
     M, N, K = 64, 72, 8192
     A = cupy.full((M, K), 127, dtype=np.int8)
@@ -60,13 +60,13 @@ def test_int8_is_exact_beyond_fp32_and_across_split_k():
     ref = A.astype(np.float64) @ B.astype(np.float64)
     assert float(cupy.abs(ref).max()) > 2**24
     for splits in (1, 4):
-        C = dt.gemm(A, B, "int8", dt.spec("int8").with_tile(tile_named("64x64"), splits))
-        assert C.dtype == np.int32 and dt.check("int8", C, ref, K).passed
+        C = dt.run_type("int8", A, B, dt.spec("int8").with_tile(tile_named("64x64"), splits))
+        assert C.dtype == np.int32 and dt.check_type_output("int8", C, ref, K).passed
 
 
 @pytest.mark.parametrize("name", TYPES)
 def test_the_cublas_baseline_is_right_on_the_same_inputs(name):
-    from tcgemm.gpu.gemm import poisoned
+    from tcgemm.engine.gpu.gemm import poisoned
     dt = _types()
     _skip_if_lacking(name)
     M, N, K = 256, 384, 512
@@ -76,7 +76,7 @@ def test_the_cublas_baseline_is_right_on_the_same_inputs(name):
     if run is None:
         pytest.skip(f"cuBLAS has no {name} x {name} GEMM")
     run()
-    result = dt.check(name, C, ref, K)
+    result = dt.check_type_output(name, C, ref, K)
     if name == "e4m3":      # cuBLASLt's fp8 GEMM misses the fp32 tolerance on the H100 (2e-4 there, at any K):
         assert result.rel_fro < 1e-3, f"cuBLASLt e4m3: {result}"    # the right product, less precise
     else:
@@ -84,22 +84,22 @@ def test_the_cublas_baseline_is_right_on_the_same_inputs(name):
 
 
 def test_host_encoded_operands_give_the_product_of_their_values():
-    """tcgemm.elements.encode on the host, then the kernel: bf16 bits in, the fp64 product of the rounded
+    """tcgemm.numerics.elements.encode on the host, then the kernel: bf16 bits in, the fp64 product of the rounded
     values out (within the fp32 accumulator's tolerance)."""
     import cupy
-    from tcgemm.elements import decode, encode
+    from tcgemm.numerics.elements import decode, encode
     dt = _types()
     rng = np.random.default_rng(0)
     a, b = rng.uniform(-2, 2, (40, 96)), rng.uniform(-2, 2, (96, 24))
     A, B = encode(a, "bf16"), np.asfortranarray(encode(b, "bf16"))
-    C = dt.gemm(cupy.asarray(A), cupy.asfortranarray(cupy.asarray(B)), "bf16")
-    result = dt.check("bf16", C, cupy.asarray(decode(A, "bf16") @ decode(B, "bf16")), 96)
+    C = dt.run_type("bf16", cupy.asarray(A), cupy.asfortranarray(cupy.asarray(B)))
+    result = dt.check_type_output("bf16", C, cupy.asarray(decode(A, "bf16") @ decode(B, "bf16")), 96)
     assert result.passed, str(result)
 
 
 def test_fp8_is_refused_in_one_line_or_runs():
     from tcgemm.errors import UnsupportedOnGPUError
-    from tcgemm.gpu.compile import current_arch
+    from tcgemm.engine.gpu.compile import current_arch
     dt = _types()
     if int(current_arch()[3:]) >= 89:
         assert dt.skipped("e4m3") is None and dt.skipped("e5m2") is None
@@ -115,11 +115,11 @@ def test_bad_operands_get_clear_errors():
     dt = _types()
     half = cupy.zeros((64, 64), np.float16)
     with pytest.raises(OperandError, match=r"\(bf16 inputs\) takes bf16 inputs as their bit patterns, uint16"):
-        dt.gemm(half, cupy.asfortranarray(half), "bf16")
+        dt.run_type("bf16", half, cupy.asfortranarray(half))
     with pytest.raises(OperandError, match=r"B is row-major .*\(int8 inputs\) needs it column-major"):
-        dt.gemm(cupy.zeros((64, 32), np.int8), cupy.zeros((32, 48), np.int8), "int8")
+        dt.run_type("int8", cupy.zeros((64, 32), np.int8), cupy.zeros((32, 48), np.int8))
     with pytest.raises(ValueError, match="unknown input type 'fp64'"):
-        dt.gemm(half, half, "fp64")
+        dt.run_type("fp64", half, half)
     with pytest.raises(ValueError, match="cuBLASLt has no fp8 GEMM with e5m2 x e5m2"):
         dt.cublas.prepare_lt_fp8(cupy.zeros((16, 16), np.uint8), cupy.zeros((16, 16), np.uint8, order="F"),
                                  cupy.zeros((16, 16), np.float32), "e5m2")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tcgemm import KERNEL_DIR
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.engine.catalog import GEMM_KERNELS
 from tcgemm.errors import OperandError
 
 pytestmark = pytest.mark.gpu
@@ -40,8 +40,8 @@ def host_us_per_call(call, calls: int = 100, batches: int = 11) -> float:
 def one_tile(key):
     """The kernel `key` as this GPU runs it, and operands of one tile of it."""
     import cupy
-    from tcgemm.gpu.bench import random_operands
-    from tcgemm.gpu.gemm import for_this_gpu
+    from tcgemm.engine.gpu.bench import random_operands
+    from tcgemm.engine.gpu.gemm import for_this_gpu
     spec = for_this_gpu(GEMM_KERNELS[key])
     M, N, K = spec.tile_m, spec.tile_n, spec.tile_k
     A, B = random_operands(M, N, K)
@@ -50,11 +50,11 @@ def one_tile(key):
 
 @pytest.mark.parametrize("key", ["k1.0", "k4.5"])
 def test_launches_cost_little_host_time(key):
-    from tcgemm.gpu.gemm import gemm, launch, prepare
+    from tcgemm.engine.gpu.gemm import run_kernel, launch, prepare
     spec, A, B, C = one_tile(key)
     prepared = host_us_per_call(prepare(spec, A, B, C))
     checked = host_us_per_call(lambda: launch(spec, A, B, C))
-    new_c = host_us_per_call(lambda: gemm(key, A, B))
+    new_c = host_us_per_call(lambda: run_kernel(key, A, B))
     print(f"{key}: host time per call: prepared {prepared:.1f} us, launch() {checked:.1f} us, "
           f"gemm() {new_c:.1f} us")
     assert prepared < PREPARED_US, f"{key}: a prepared launch takes {prepared:.1f} us of host time"
@@ -64,14 +64,14 @@ def test_launches_cost_little_host_time(key):
 
 @pytest.mark.parametrize("key", ["k4.5", "cublas"])
 def test_the_l2_flush_outlasts_the_host_time_of_a_timed_launch(key):
-    """tcgemm.gpu.timing records the start event right after the flush: the host must have enqueued
+    """tcgemm.engine.gpu.timing records the start event right after the flush: the host must have enqueued
     the events and the launch before the GPU is through the flush, else the start event is recorded
     on an idle GPU and the host's launch time is counted in the kernel's."""
     import cupy
-    from tcgemm.gpu.bench import runner
-    from tcgemm.gpu.timing import L2Flush, time_launches
+    from tcgemm.engine.gpu.bench import runner
+    from tcgemm.engine.gpu.timing import L2Flush, time_launches
     _, A, B, C = one_tile("k4.5")
-    run, start, end = runner(key).prepare(A, B, C), cupy.cuda.Event(), cupy.cuda.Event()
+    run, start, end = runner(key).prepare_launch(A, B, C), cupy.cuda.Event(), cupy.cuda.Event()
 
     def timed_launch():
         start.record()
@@ -114,9 +114,9 @@ def test_a_launch_on_another_stream_waits_for_its_set_up(set_up_on, key, M, N, K
     launch on a non-blocking stream, which nothing orders after that one, must still come after it.
     The set-up stream is kept busy, so its fill runs long after an unordered launch would have."""
     import cupy
-    from tcgemm.gpu.bench import random_operands, reference
-    from tcgemm.gpu.gemm import for_this_gpu, prepare
-    from tcgemm.plan import tile_named
+    from tcgemm.engine.gpu.bench import random_operands, reference
+    from tcgemm.engine.gpu.gemm import for_this_gpu, prepare
+    from tcgemm.engine.plan import tile_named
     spec = for_this_gpu(GEMM_KERNELS[key])
     if splits:
         spec = GEMM_KERNELS[key].with_tile(tile_named("64x64"), splits)
@@ -140,8 +140,8 @@ def test_a_launch_on_another_stream_waits_for_its_set_up(set_up_on, key, M, N, K
 @pytest.mark.parametrize("K", [72, 70])          # 70: the any-shape kernel's K-padding path
 def test_a_prepared_launch_reads_its_operands_at_each_call(K):
     import cupy
-    from tcgemm.gpu.bench import random_operands, reference
-    from tcgemm.gpu.gemm import for_this_gpu, prepare
+    from tcgemm.engine.gpu.bench import random_operands, reference
+    from tcgemm.engine.gpu.gemm import for_this_gpu, prepare
     M, N = 131, 263
     A, B = random_operands(M, N, K)
     run = prepare(for_this_gpu(GEMM_KERNELS["k4.5"]), A, B)
@@ -161,8 +161,8 @@ def test_a_prepared_launch_reads_its_operands_at_each_call(K):
 ])
 def test_an_output_of_the_wrong_shape_or_dtype_is_refused_untouched(shape, dtype, match):
     import cupy
-    from tcgemm.gpu.bench import random_operands
-    from tcgemm.gpu.gemm import for_this_gpu, launch, prepare
+    from tcgemm.engine.gpu.bench import random_operands
+    from tcgemm.engine.gpu.gemm import for_this_gpu, launch, prepare
     A, B = random_operands(128, 256, 64)
     C = cupy.full(shape, np.nan, dtype=dtype)
     spec = for_this_gpu(GEMM_KERNELS["k4.5"])
@@ -175,11 +175,11 @@ def test_an_output_of_the_wrong_shape_or_dtype_is_refused_untouched(shape, dtype
 
 def test_host_arrays_and_an_output_over_an_input_are_refused():
     import cupy
-    from tcgemm.gpu.bench import random_operands
-    from tcgemm.gpu.gemm import for_this_gpu, gemm, launch
+    from tcgemm.engine.gpu.bench import random_operands
+    from tcgemm.engine.gpu.gemm import for_this_gpu, run_kernel, launch
     A, B = random_operands(64, 64, 64)
     with pytest.raises(OperandError, match=r"A is a numpy array in host memory.*cupy.asarray\(A\)"):
-        gemm("k1.1", cupy.asnumpy(A), B)
+        run_kernel("k1.1", cupy.asnumpy(A), B)
     over_a = cupy.ndarray((64, 64), cupy.float32, memptr=A.data)    # starts at A's first byte
     with pytest.raises(OperandError, match="C overlaps A in memory"):
         launch(for_this_gpu(GEMM_KERNELS["k1.1"]), A, B, over_a)
@@ -188,7 +188,7 @@ def test_host_arrays_and_an_output_over_an_input_are_refused():
 def test_32_bit_limits_are_checked_before_anything_is_allocated():
     """Operands of 2**31 elements, without their memory: the check refuses them from their shapes."""
     import cupy
-    from tcgemm.gpu.gemm import for_this_gpu, prepare
+    from tcgemm.engine.gpu.gemm import for_this_gpu, prepare
     spec = for_this_gpu(GEMM_KERNELS["k4.5"])
     memory = cupy.cuda.alloc(256)                                # the arrays below claim far more
     A = cupy.ndarray((2**16, 2**15), cupy.float16, memptr=memory)
@@ -198,7 +198,7 @@ def test_32_bit_limits_are_checked_before_anything_is_allocated():
 
 
 def test_an_edited_kernel_is_looked_up_again():
-    from tcgemm.gpu import compile as kernels
+    from tcgemm.engine.gpu import compile as kernels
     spec = GEMM_KERNELS["k1.0"]
     path = KERNEL_DIR / spec.source
     first = kernels.get_function(spec.source, spec.entry)

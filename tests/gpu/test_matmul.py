@@ -4,9 +4,9 @@ tile plan and split of Kernel 4.7, in place, and every bad input's error."""
 import numpy as np
 import pytest
 
-from tcgemm.catalog import WMMA_CASES
+from tcgemm.engine.catalog import WMMA_CASES
 from tcgemm.errors import OperandError
-from tcgemm.plan import TILES
+from tcgemm.engine.plan import TILES
 
 pytestmark = pytest.mark.gpu
 
@@ -18,34 +18,34 @@ SHAPES = [(129, 257, 75), (1000, 1003, 1007), (1, 515, 33), (77, 1, 130), (5, 9,
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("offset", [0, 8, 3])
 def test_every_case_and_offset_matches_the_reference(case, offset):
-    from tcgemm.gpu.matmul import check
+    from tcgemm.engine.gpu.matmul import check_matmul_order
     for mnk in SHAPES:
         for alpha, beta in ((1, 0), (2, -0.5)):
-            result = check(case, *mnk, alpha, beta, offset=offset)
+            result = check_matmul_order(case, *mnk, alpha, beta, offset=offset)
             assert result.passed, f"{case} {mnk} offset {offset} alpha={alpha} beta={beta}: {result}"
 
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("tile", [t.name for t in TILES])
 def test_every_tile_and_split_in_every_case(case, tile):
-    from tcgemm.gpu.matmul import check
+    from tcgemm.engine.gpu.matmul import check_matmul_order
     for splits in (1, 3):
-        result = check(case, 129, 257, 200, 1.5, 2, tile=f"{tile}/{splits}")
+        result = check_matmul_order(case, 129, 257, 200, 1.5, 2, tile=f"{tile}/{splits}")
         assert result.passed, f"{case} {tile}/{splits}: {result}"
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_int8_is_exact_at_odd_shapes(case):
-    from tcgemm.gpu.matmul import check
+    from tcgemm.engine.gpu.matmul import check_matmul_order
     for mnk in ((129, 257, 75), (48, 80, 32), (3, 5, 700)):
-        result = check(case, *mnk, 3, -2, dtype="int8", offset=1)
+        result = check_matmul_order(case, *mnk, 3, -2, dtype="int8", offset=1)
         assert result.passed, f"int8 {case} {mnk}: {result}"
 
 
 def test_aligned_operands_are_not_copied_and_unaligned_ones_are():
     import cupy
-    from tcgemm.gpu.gemm import for_this_gpu, kernel_spec, prepare
-    from tcgemm.gpu.matmul import case_operands
+    from tcgemm.engine.gpu.gemm import for_this_gpu, kernel_spec, prepare
+    from tcgemm.engine.gpu.matmul import case_operands
     spec = for_this_gpu(kernel_spec("k4.7"))
     for case, (a, b) in WMMA_CASES.items():
         A, B, _ = case_operands(case, 256, 384, 512)
@@ -77,7 +77,7 @@ def test_row_major_cupy_arrays_and_transposed_views():
 def test_out_may_be_c_in_place():
     import cupy
     import tcgemm
-    from tcgemm.gpu.matmul import case_operands
+    from tcgemm.engine.gpu.matmul import case_operands
     A, B, C = case_operands("A B", 200, 136, 96)
     ref = 2 * (A.astype(np.float32) @ B.astype(np.float32)) + 3 * C
     out = tcgemm.matmul(A, B, out=C, alpha=2, beta=3, C=C)

@@ -7,10 +7,10 @@ pytestmark = pytest.mark.gpu
 
 
 def test_hmma_count_matches_the_problem():
-    from tcgemm.gpu.ncu import find_ncu, profile
+    from tcgemm.engine.gpu.ncu import find_ncu, profile
     if find_ncu() is None:
         pytest.skip("Nsight Compute (ncu) is not installed")
-    for key in ("k1.1", "hgemm"):
+    for key in ("k1.1", "h1"):
         counters = profile(key, 256, 512, 128)
         assert counters["hmma"] == mma_count(256, 512, 128), counters
 
@@ -20,8 +20,8 @@ def test_ldmatrix_count_matches_the_bank_model_prediction():
     tcgemm.smem.kernel_smem predicts for this GPU's architecture (on sm_90 ptxas drops the repeated ones)."""
     import math
 
-    from tcgemm.gpu.device import device_info
-    from tcgemm.gpu.ncu import METRICS, find_ncu, profile
+    from tcgemm.engine.gpu.device import device_info
+    from tcgemm.engine.gpu.ncu import METRICS, find_ncu, profile
     from tcgemm.smem.kernel_smem import predict
 
     if find_ncu() is None:
@@ -45,7 +45,7 @@ def test_the_chapters_readings_are_read_and_plausible():
     reads NaN) and lands in its range: percentages within 0-100, the clock within 0.5-3 GHz."""
     import math
 
-    from tcgemm.gpu.ncu import ISSUE, SM_CLOCK, TENSOR_PIPE, find_ncu, profile_table, read
+    from tcgemm.engine.gpu.ncu import ISSUE, SM_CLOCK, TENSOR_PIPE, find_ncu, profile_table, read
 
     if find_ncu() is None:
         pytest.skip("Nsight Compute (ncu) is not installed")
@@ -54,17 +54,17 @@ def test_the_chapters_readings_are_read_and_plausible():
         assert not [label for label, v in values.items() if math.isnan(v)], (key, values)
         assert all(0 <= v <= 100 for label, v in values.items() if "%" in label), values
         assert 0.5 < values[SM_CLOCK.label] < 3.0, values
-    table = profile_table(["k1.1", "hgemm"], TENSOR_PIPE[:2], 256, 256, 256)
-    assert [c.name for c in table.columns] == ["counter", "k1.1", "hgemm"] and len(table.rows) == 2
+    table = profile_table(["k1.1", "h1"], TENSOR_PIPE[:2], 256, 256, 256)
+    assert [c.name for c in table.columns] == ["counter", "k1.1", "h1"] and len(table.rows) == 2
 
 
 def test_launch_table_reports_what_the_launcher_asked_for():
     """Kernel 5.6's launch as Nsight Compute sees it: one block per SM in clusters of two (at most as
     many as there are tile pairs), 384 threads, and the dynamic shared memory the catalog computes."""
-    from tcgemm.catalog import configured
-    from tcgemm.gpu.compile import current_arch
-    from tcgemm.gpu.device import device_info
-    from tcgemm.gpu.ncu import find_ncu, launch_table
+    from tcgemm.engine.catalog import configured
+    from tcgemm.engine.gpu.compile import current_arch
+    from tcgemm.engine.gpu.device import device_info
+    from tcgemm.engine.gpu.ncu import find_ncu, launch_table
 
     if find_ncu() is None:
         pytest.skip("Nsight Compute (ncu) is not installed")
@@ -84,8 +84,8 @@ def test_the_ceiling_probe_and_a_kernel_time_are_read():
     factors it prints."""
     import re
 
-    from tcgemm.gpu.ncu import (CEILING, KERNEL_TIME, SM_CLOCK, TENSOR_PIPE, against_ceiling_text, find_ncu,
-                                read)
+    from tcgemm.engine.gpu.ncu import (CEILING, KERNEL_TIME, SM_CLOCK, TENSOR_PIPE, against_ceiling_text, find_ncu,
+                                       read)
 
     if find_ncu() is None:
         pytest.skip("Nsight Compute (ncu) is not installed")

@@ -7,7 +7,7 @@ pytestmark = pytest.mark.gpu
 
 def test_nvml_reads_this_gpu():
     import cupy
-    from tcgemm.gpu.power import nvml_for
+    from tcgemm.hopper.gpu.power import nvml_for
     nvml = nvml_for(cupy.cuda.runtime.getDevice())
     s = nvml.sample(0.0)
     assert 100 < s.sm_mhz < 5000 and s.reasons >= 0
@@ -16,10 +16,10 @@ def test_nvml_reads_this_gpu():
 
 
 def test_a_sustained_series_agrees_with_the_bench_timing():
-    from tcgemm.gpu.bench import on_random_operands, runner
-    from tcgemm.gpu.power import sustain
-    from tcgemm.gpu.timing import time_launches
-    from tcgemm.power import sustained_table
+    from tcgemm.engine.gpu.bench import on_random_operands, runner
+    from tcgemm.hopper.gpu.power import sustain
+    from tcgemm.engine.gpu.timing import time_launches
+    from tcgemm.hopper.power import sustained_table
     run = on_random_operands(runner("cublas"), 2048, 2048, 2048)
     s = sustain("cuBLAS", run, seconds=0.6, settle_s=0.2, flop=2.0 * 2048**3)
     bench = time_launches(run).median * 1e6
@@ -30,6 +30,6 @@ def test_a_sustained_series_agrees_with_the_bench_timing():
 
 
 def test_the_ceiling_probe_runs_sustained():
-    from tcgemm.gpu.power import sustained_ceiling
+    from tcgemm.hopper.gpu.power import sustained_ceiling
     s = sustained_ceiling(warps_per_sm=8, rounds=256, seconds=0.4, settle_s=0.1)
     assert s.tflops() > 1 and not s.flushed

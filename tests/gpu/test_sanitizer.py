@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tcgemm.catalog import ELEMENTS, GEMM_KERNELS, WMMA_CASES, WMMA_KERNELS
-from tcgemm.plan import TILES
+from tcgemm.engine.catalog import ELEMENTS, GEMM_KERNELS, WMMA_CASES, WMMA_KERNELS
+from tcgemm.engine.kernel_types import Signature
+from tcgemm.engine.plan import TILES
 
 pytestmark = pytest.mark.gpu
 
@@ -36,8 +37,8 @@ CASES = [(k, "memcheck", shape(k)) for k in GEMM_KERNELS] + [(k, "racecheck", sh
          for tool in ("memcheck", "racecheck")] + \
         [(f"k4.6@{t.name}/{splits}", "memcheck", (129, 257, 200)) for t in TILES for splits in (1, 3)] + \
         [(f"k4.6@{t}/2", "racecheck", (129, 257, 200)) for t in ("128x128", "16x64")] + \
-        [(k, "synccheck", shape(k)) for k, s in GEMM_KERNELS.items() if s.tma] + \
-        [(k, tool, (129, 260, 75)) for k, s in GEMM_KERNELS.items() if s.tma_store for tool in ("memcheck", "racecheck")] + \
+        [(k, "synccheck", shape(k)) for k, s in GEMM_KERNELS.items() if s.signature.tensor_maps] + \
+        [(k, tool, (129, 260, 75)) for k, s in GEMM_KERNELS.items() if s.signature is Signature.TENSOR_MAPS_AND_C for tool in ("memcheck", "racecheck")] + \
         [("k5.0+BLOCK_SYNC", tool, shape("k5.0")) for tool in ("memcheck", "racecheck", "synccheck")]
 
 
@@ -55,10 +56,10 @@ def assert_clean(tool: str, module: str, *args: str) -> None:
 
 @pytest.mark.parametrize("key, tool, mnk", CASES)
 def test_sanitizer_is_clean(key, tool, mnk):
-    from tcgemm.gpu.compile import current_arch
+    from tcgemm.engine.gpu.compile import current_arch
     if reason := GEMM_KERNELS[key.split("+")[0].split("@")[0]].unsupported(current_arch()):
         pytest.skip(reason)
-    assert_clean(tool, "tcgemm.gpu.ncu_target", key, *map(str, mnk))
+    assert_clean(tool, "tcgemm.engine.gpu.ncu_target", key, *map(str, mnk))
 
 
 # The WMMA kernels: every case (memory orders of A and B), blocks partly past the edge of D, beta != 0.
@@ -67,7 +68,7 @@ WMMA = [(k, case, tool) for k in WMMA_KERNELS for case in WMMA_CASES for tool in
 
 @pytest.mark.parametrize("key, case, tool", WMMA)
 def test_sanitizer_is_clean_on_wmma(key, case, tool):
-    assert_clean(tool, "tcgemm.gpu.wmma", key, case, "80", "48", "64")
+    assert_clean(tool, "tcgemm.fragments.gpu.wmma", key, case, "80", "48", "64")
 
 
 # tcgemm.matmul (Kernel 4.7) in every memory-order case: the planned tile, a small and a mid tile with K
@@ -79,15 +80,15 @@ MATMUL = [(case, tile, offset, "memcheck") for case in WMMA_CASES
 
 @pytest.mark.parametrize("case, tile, offset, tool", MATMUL)
 def test_sanitizer_is_clean_on_matmul(case, tile, offset, tool):
-    assert_clean(tool, "tcgemm.gpu.matmul", case, "129", "257", "75", tile, str(offset))
+    assert_clean(tool, "tcgemm.engine.gpu.matmul", case, "129", "257", "75", tile, str(offset))
 
 
 def test_sanitizer_is_clean_on_the_numerics_probes():
     """kernels/probe_rounding.cu: one mma per case, and one warp per tile over all of K (no shared memory)."""
-    assert_clean("memcheck", "tcgemm.gpu.numerics")
+    assert_clean("memcheck", "tcgemm.numerics.gpu.rounding")
 
 
-# Kernel D1 in every input type this GPU has (tcgemm.gpu.data_types): its planned tile on a ragged shape (K not
+# Kernel D1 in every input type this GPU has (tcgemm.numerics.gpu.data_types): its planned tile on a ragged shape (K not
 # a multiple of 16 bytes for any type: operands staged), and a mid tile with K split three ways.
 D1 = [(name, plan, tool) for name in ELEMENTS for plan, tools in (("", ("memcheck", "racecheck")),
                                                                  ("128x128/3", ("memcheck",))) for tool in tools]
@@ -95,7 +96,7 @@ D1 = [(name, plan, tool) for name in ELEMENTS for plan, tools in (("", ("memchec
 
 @pytest.mark.parametrize("name, plan, tool", D1)
 def test_sanitizer_is_clean_on_every_input_type(name, plan, tool):
-    from tcgemm.gpu.data_types import skipped
+    from tcgemm.numerics.gpu.data_types import skipped
     if reason := skipped(name):
         pytest.skip(reason)
-    assert_clean(tool, "tcgemm.gpu.data_types", name, "129", "257", "203", *([plan] if plan else []))
+    assert_clean(tool, "tcgemm.numerics.gpu.data_types", name, "129", "257", "203", *([plan] if plan else []))

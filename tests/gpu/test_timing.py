@@ -1,24 +1,24 @@
-"""tcgemm.gpu.timing on this GPU: a warm-up of the plan's time, enough timed runs for its target,
+"""tcgemm.engine.gpu.timing on this GPU: a warm-up of the plan's time, enough timed runs for its target,
 an L2 flush that empties L2, and a size sweep that repeats within 5% when run twice in a row."""
 import time
 
 import pytest
 
-from tcgemm.catalog import GEMM_KERNELS
+from tcgemm.engine.catalog import GEMM_KERNELS
 
 pytestmark = pytest.mark.gpu
 
 
 def prepared(key, M, N, K):
-    from tcgemm.gpu.bench import random_operands
-    from tcgemm.gpu.gemm import for_this_gpu, prepare
+    from tcgemm.engine.gpu.bench import random_operands
+    from tcgemm.engine.gpu.gemm import for_this_gpu, prepare
     spec = for_this_gpu(GEMM_KERNELS[key])
     return prepare(spec, *random_operands(M, N, K, dtype=spec.in_dtype))
 
 
 def test_a_short_kernel_is_warmed_up_by_time_and_timed_for_the_target_time():
-    from tcgemm.gpu.timing import time_launches
-    from tcgemm.timing import TimingPlan
+    from tcgemm.engine.gpu.timing import time_launches
+    from tcgemm.engine.timing import TimingPlan
     plan = TimingPlan(warmup_s=0.2, target_s=0.05, min_reps=20, max_reps=100_000)
     run = prepared("k4.5", 256, 256, 256)
     start = time.perf_counter()
@@ -32,7 +32,7 @@ def test_a_short_kernel_is_warmed_up_by_time_and_timed_for_the_target_time():
 
 
 def test_a_fixed_count_of_runs():
-    from tcgemm.gpu.timing import time_launches
+    from tcgemm.engine.gpu.timing import time_launches
     assert time_launches(prepared("k1.1", 256, 256, 256), reps=7).runs == 7
 
 
@@ -48,8 +48,8 @@ def test_the_flush_empties_l2():
     sum, so neither time includes the host's launch overhead."""
     import cupy
     import numpy as np
-    from tcgemm.gpu.device import device_info
-    from tcgemm.gpu.timing import L2Flush
+    from tcgemm.engine.gpu.device import device_info
+    from tcgemm.engine.gpu.timing import L2Flush
     src = cupy.ones(4 * device_info().l2_bytes // 10 // 4, dtype=cupy.float32)
     out = cupy.empty((), dtype=cupy.float32)
     spin = cupy.RawKernel(SPIN, "spin")
@@ -75,8 +75,8 @@ def test_the_flush_empties_l2():
 
 def test_a_size_sweep_repeats_within_5_percent():
     """The shapes on which two recordings of the pipelines chapter's sweep once disagreed by up to 2.3x."""
-    from tcgemm.gpu.bench import size_sweep
-    from tcgemm.timing import sweep_agreement
+    from tcgemm.engine.gpu.bench import size_sweep
+    from tcgemm.engine.timing import sweep_agreement
     shapes = {"square": [(512, 512, 512), (2048, 2048, 2048)], "tall-skinny": [(16384, 256, 1024)],
               "small M": [(16, 4096, 4096)]}
     first, second = (size_sweep("k4.5", shapes) for _ in range(2))

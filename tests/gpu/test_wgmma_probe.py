@@ -2,7 +2,7 @@
 the wgmma probe on an sm_90 GPU (skipped on any other)."""
 import pytest
 
-from tcgemm.gpu.wgmma import MN_CASES
+from tcgemm.hopper.gpu.wgmma import MN_CASES
 from tcgemm.smem.canonical import SWIZZLE_MODES
 
 pytestmark = pytest.mark.gpu
@@ -10,7 +10,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def probe():
-    from tcgemm.gpu import wgmma
+    from tcgemm.hopper.gpu import wgmma
     if reason := wgmma.skipped():
         pytest.skip(reason)
     return wgmma

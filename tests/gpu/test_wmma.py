@@ -1,11 +1,11 @@
 """The WMMA kernels on the GPU: every case (memory orders of A and B) on fresh random inputs, fp16 to the
 fp32 tolerance and int8 bit for bit (with sums beyond int16, beta != 0 and C != 0), odd but valid shapes,
-the one launch path they share with every other kernel (tcgemm.gpu.gemm.prepare), every bad input's
+the one launch path they share with every other kernel (tcgemm.engine.gpu.gemm.prepare), every bad input's
 error, and the fragment probe against tcgemm.fragments.wmma."""
 import numpy as np
 import pytest
 
-from tcgemm.catalog import WMMA_CASES, WMMA_KERNELS
+from tcgemm.engine.catalog import WMMA_CASES, WMMA_KERNELS
 from tcgemm.errors import OperandError
 
 pytestmark = pytest.mark.gpu
@@ -18,10 +18,10 @@ SCALARS = [(1, 0), (2, -3), (-1, 1)]
 @pytest.mark.parametrize("case", list(WMMA_CASES))
 @pytest.mark.parametrize("key", list(WMMA_KERNELS))
 def test_every_case_matches_the_reference(key, case):
-    from tcgemm.gpu.wmma import check
+    from tcgemm.fragments.gpu.wmma import check_wmma_case
     for mnk in SHAPES:
         for alpha, beta in SCALARS:
-            result = check(key, case, *mnk, alpha=alpha, beta=beta)
+            result = check_wmma_case(key, case, *mnk, alpha=alpha, beta=beta)
             assert result.passed, f"{key} {case} {mnk} alpha={alpha} beta={beta}: {result}"
 
 
@@ -29,12 +29,12 @@ def test_every_case_matches_the_reference(key, case):
 def test_int8_sums_beyond_int16_are_exact(case):
     """All-127 (or -128) rows and columns make every sum 127 * 127 * K: far beyond int16, exact in int32."""
     import cupy
-    from tcgemm.gpu.wmma import gemm, random_case, reference
+    from tcgemm.fragments.gpu.wmma import run_wmma, random_case, reference
     spec = WMMA_KERNELS["w1.1"]
     A, B, C = random_case(spec, case, 64, 64, 256)
     A[:] = 127
     B[:, ::2] = -128
-    D = gemm("w1.1", A, B, C, alpha=3, beta=5)
+    D = run_wmma("w1.1", A, B, C, alpha=3, beta=5)
     ref = reference(spec, A, B, C, 3, 5)
     assert int(cupy.abs(ref).max()) > 2**15 and cupy.array_equal(D, ref)
 
@@ -42,30 +42,30 @@ def test_int8_sums_beyond_int16_are_exact(case):
 def test_int32_arithmetic_wraps():
     """alpha * AB overflows int32: the kernel's int32 arithmetic and the reference both wrap mod 2^32."""
     import cupy
-    from tcgemm.gpu.wmma import gemm, random_case, reference
+    from tcgemm.fragments.gpu.wmma import run_wmma, random_case, reference
     spec = WMMA_KERNELS["w1.1"]
     A, B, C = random_case(spec, "A B", 32, 32, 64)
     A[:], B[:] = 127, 127
-    D = gemm("w1.1", A, B, C, alpha=2**20, beta=1)
+    D = run_wmma("w1.1", A, B, C, alpha=2**20, beta=1)
     ref = reference(spec, A, B, C, 2**20, 1)
     assert 127 * 127 * 64 * 2**20 > 2**31 and cupy.array_equal(D, ref)
 
 
 def test_beta_zero_never_reads_c():
     import cupy
-    from tcgemm.gpu.wmma import gemm, random_case
+    from tcgemm.fragments.gpu.wmma import run_wmma, random_case
     A, B, _ = random_case(WMMA_KERNELS["w1.0"], "A B", 32, 32, 32)
-    D = gemm("w1.0", A, B, cupy.full((32, 32), np.nan, dtype=np.float32), beta=0)
+    D = run_wmma("w1.0", A, B, cupy.full((32, 32), np.nan, dtype=np.float32), beta=0)
     assert bool(cupy.isfinite(D).all())
 
 
 def test_transposed_views_are_read_in_place():
     """A^T B^T from .T views of row-major arrays: the column-major fragment layouts, no copy."""
     import cupy
-    from tcgemm.gpu.wmma import gemm
+    from tcgemm.fragments.gpu.wmma import run_wmma
     At = cupy.asarray(np.random.default_rng(0).integers(-128, 128, (48, 32)), dtype=np.int8)   # (K, M)
     Bt = cupy.asarray(np.random.default_rng(1).integers(-128, 128, (64, 48)), dtype=np.int8)   # (N, K)
-    D = gemm("w1.1", At.T, Bt.T)
+    D = run_wmma("w1.1", At.T, Bt.T)
     assert cupy.array_equal(D, At.T.astype(np.int32) @ Bt.T.astype(np.int32))
 
 
@@ -92,21 +92,21 @@ def misaligned(A):
     (lambda A, B, C: (A, B, misaligned(C)), "C starts at an address that is not a multiple of 32 bytes"),
 ])
 def test_bad_inputs_get_clear_errors(bad, message):
-    from tcgemm.gpu.wmma import gemm, random_case
+    from tcgemm.fragments.gpu.wmma import run_wmma, random_case
     A, B, C = random_case(WMMA_KERNELS["w1.0"], "A B", 64, 64, 64)
     with pytest.raises(OperandError, match=message):
-        gemm("w1.0", *bad(A, B, C), beta=2)
+        run_wmma("w1.0", *bad(A, B, C), beta=2)
 
 
 def test_int8_takes_integer_scalars_and_unknown_keys_are_named():
-    from tcgemm.gpu.wmma import gemm, random_case
+    from tcgemm.fragments.gpu.wmma import run_wmma, random_case
     A, B, _ = random_case(WMMA_KERNELS["w1.1"], "A B", 16, 16, 16)
     with pytest.raises(OperandError, match="alpha=0.5: .* integer alpha and beta"):
-        gemm("w1.1", A, B, alpha=0.5)
+        run_wmma("w1.1", A, B, alpha=0.5)
     with pytest.raises(OperandError, match="beta=2147483648: .* in int32's range"):
-        gemm("w1.1", A, B, beta=2**31)
+        run_wmma("w1.1", A, B, beta=2**31)
     with pytest.raises(KeyError, match="unknown WMMA kernel 'w9'.*w1.0, w1.1"):
-        gemm("w9", A, B)
+        run_wmma("w9", A, B)
 
 
 @pytest.mark.parametrize("key", list(WMMA_KERNELS))
@@ -115,7 +115,7 @@ def test_wmma_launches_through_the_prepared_gemm_of_every_kernel(key):
     poisoned until the launch, an output of the caller's (out, C in place), prepared() reusing its checks
     on the same arrays, and a launch on another stream that waits for its set-up."""
     import cupy
-    from tcgemm.gpu.gemm import PreparedGemm, check_output, prepare, prepared, random_operands, reference
+    from tcgemm.engine.gpu.gemm import PreparedGemm, check_output, prepare, prepared, random_operands, reference
     spec = WMMA_KERNELS[key]
     for case, orders in WMMA_CASES.items():
         A, B, C = random_operands(208, 112, 400, dtype=spec.in_dtype, orders=orders, addend=True)
@@ -137,13 +137,13 @@ def test_wmma_launches_through_the_prepared_gemm_of_every_kernel(key):
 
 
 def test_probe_sees_the_expected_fragments():
-    from tcgemm.gpu.wmma import observe_all
+    from tcgemm.fragments.gpu.wmma import observe_all
     for v in observe_all():
         assert v.matches_expected, f"{v.kind}: {v.against_mma}, {v.copies} copies"
 
 
 def test_timings_table_checks_every_row():
-    from tcgemm.gpu.wmma import timings
+    from tcgemm.fragments.gpu.wmma import timings
     table = timings(512, 512, 512)
     assert len(table.rows) == 2 + 1 + len(WMMA_KERNELS) * len(WMMA_CASES)
     assert all(row[-1].startswith("PASS") for row in table.rows), table

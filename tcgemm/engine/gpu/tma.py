@@ -1,0 +1,146 @@
+"""Tensor maps from the driver, and launches of kernels that take them by value.
+
+cuTensorMapEncodeTiled fills the 128 bytes of a map (tcgemm.engine.tma says what is asked for). It is called
+through cuda-python's binding (cuda.bindings.driver) where that is installed, else straight from the
+driver's libcuda.so.1 through ctypes, with the same arguments. A kernel takes a map as a
+`const __grid_constant__ TensorMap` parameter, i.e. 128 bytes by value, which CuPy's RawKernel call
+does not pass: `StructLaunch` hands cuLaunchKernel (CuPy's binding of it) the array of pointers to each
+argument's bytes that the driver API takes, built once per prepared launch. This module registers the
+launcher's builder of the two tensor-map signatures (tcgemm.engine.kernel_types.Signature): importing it is
+what lets tcgemm.engine.gpu.gemm launch a TMA kernel, and the launcher imports it when it first needs to.
+"""
+from __future__ import annotations
+
+import ctypes
+from functools import lru_cache
+
+import numpy as np
+
+from tcgemm.errors import NoGPUError, OperandError
+from tcgemm.engine.kernel_types import Signature
+from tcgemm.engine.tma import MAP_BYTES, TileMap, c_map, gemm_maps
+from tcgemm.engine.operands import leading_dimension
+from tcgemm.engine.gpu.device import require_gpu
+from tcgemm.engine.gpu.gemm import LaunchParts, register_builder
+
+
+@lru_cache(maxsize=None)
+def _bindings():
+    """cuda.bindings.driver, or None where cuda-python is not installed."""
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        return None
+    return driver
+
+
+def binding() -> str:
+    """Which binding encodes the maps here: 'cuda.bindings' or 'ctypes (libcuda.so.1)'."""
+    return "cuda.bindings" if _bindings() is not None else "ctypes (libcuda.so.1)"
+
+
+@lru_cache(maxsize=None)
+def _libcuda():
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as exc:
+        raise NoGPUError(f"libcuda.so.1 could not be loaded ({exc}): tensor maps need the NVIDIA driver") from exc
+    u64, u32, ptr = ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p
+    lib.cuTensorMapEncodeTiled.argtypes = [ptr, ctypes.c_int, u32, ptr, ctypes.POINTER(u64), ctypes.POINTER(u64),
+                                           ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int,
+                                           ctypes.c_int, ctypes.c_int]
+    lib.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    return lib
+
+
+def _encode_ctypes(args: tuple) -> np.ndarray:
+    data_type, rank, address, dims, strides, box, steps, interleave, swizzle, l2, oob = args
+    lib = _libcuda()
+    storage = np.zeros(MAP_BYTES + 64, dtype=np.uint8)      # the driver wants the map 64-byte aligned
+    start = -storage.ctypes.data % 64
+    out = storage[start:start + MAP_BYTES]
+    u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+    result = lib.cuTensorMapEncodeTiled(
+        out.ctypes.data, data_type, rank, address, (u64 * rank)(*dims), (u64 * (rank - 1))(*strides),
+        (u32 * rank)(*box), (u32 * rank)(*steps), interleave, swizzle, l2, oob)
+    if result != 0:
+        text = ctypes.c_char_p()
+        lib.cuGetErrorString(result, ctypes.byref(text))
+        raise OperandError(f"cuTensorMapEncodeTiled refused the map (CUresult {result}: "
+                           f"{(text.value or b'?').decode()})")
+    return out.copy()
+
+
+def _encode_bindings(driver, args: tuple) -> np.ndarray:
+    data_type, rank, address, dims, strides, box, steps, interleave, swizzle, l2, oob = args
+    u64, u32 = (lambda xs: [driver.cuuint64_t(x) for x in xs]), (lambda xs: [driver.cuuint32_t(x) for x in xs])
+    result, tensor_map = driver.cuTensorMapEncodeTiled(
+        driver.CUtensorMapDataType(data_type), rank, address, u64(dims), u64(strides), u32(box),
+        u32(steps), driver.CUtensorMapInterleave(interleave), driver.CUtensorMapSwizzle(swizzle),
+        driver.CUtensorMapL2promotion(l2), driver.CUtensorMapFloatOOBfill(oob))
+    if result != driver.CUresult.CUDA_SUCCESS:
+        raise OperandError(f"cuTensorMapEncodeTiled refused the map ({result.name})")
+    return np.array([int(word) for word in tensor_map.opaque], dtype=np.uint64).view(np.uint8)
+
+
+def encode(tile_map: TileMap, address: int, via: str | None = None) -> np.ndarray:
+    """The 128 bytes of `tile_map` for the matrix at device address `address` (checked first: see
+    tcgemm.engine.tma.TileMap.check). `via` 'ctypes' forces the ctypes path (None: `binding()`'s)."""
+    if via not in (None, "ctypes"):
+        raise ValueError(f"via must be None (the binding found) or 'ctypes', got {via!r}")
+    args = tile_map.encode_args(address)
+    driver = None if via == "ctypes" else _bindings()
+    return _encode_bindings(driver, args) if driver is not None else _encode_ctypes(args)
+
+
+def _param(value) -> np.ndarray:
+    """The bytes of one kernel argument: a map's 128 bytes, a cupy array's device pointer, or a numpy scalar."""
+    if isinstance(value, np.ndarray) and value.dtype == np.uint8:
+        return value
+    ptr = getattr(getattr(value, "data", None), "ptr", None)
+    if ptr is not None:
+        return np.array([ptr], dtype=np.uint64)
+    if isinstance(value, np.generic):
+        return np.array([value])
+    raise TypeError(f"a kernel argument must be a tensor map, a cupy array or a numpy scalar, got {type(value).__name__}")
+
+
+class StructLaunch:
+    """A kernel launch whose arguments may be passed by value whatever their size (tensor maps), through
+    cuLaunchKernel's array of pointers to argument bytes. Holds the arguments (and so the arrays)."""
+
+    __slots__ = ("_cupy", "_fn", "_dims", "_smem", "_args", "_bytes", "_pointers")
+
+    def __init__(self, kernel, grid, block, args, shared_mem: int = 0):
+        self._cupy = require_gpu()
+        self._fn = kernel.kernel.ptr          # the CUfunction of a cupy.RawKernel (or compile.LoadedKernel)
+        self._dims = tuple(grid) + (1,) * (3 - len(grid)) + tuple(block) + (1,) * (3 - len(block))
+        self._smem = shared_mem
+        self._args = args                     # held, so that the arrays stay alive
+        self._bytes = [_param(a) for a in args]
+        self._pointers = np.array([b.ctypes.data for b in self._bytes], dtype=np.uint64)
+
+    def __call__(self) -> None:
+        cuda = self._cupy.cuda
+        cuda.driver.launchKernel(self._fn, *self._dims, self._smem, cuda.get_current_stream().ptr,
+                                 self._pointers.ctypes.data, 0)
+
+
+def tensor_map_launch(parts: LaunchParts) -> StructLaunch:
+    """The launch of a kernel that takes tensor maps: (a_map, b_map, C, M, N, K), with c_map after b_map
+    where it stores C by TMA. The maps span A and B as the kernel reads them (padded where staged), each
+    in the memory order it was compiled for; K the columns of A as the kernel reads it. Where TMA
+    cannot address C, c_map's bytes are zero and the kernel stores C itself."""
+    spec = parts.spec
+    tile_maps = gemm_maps(spec, parts.M, parts.N, parts.K, leading_dimension(parts.A, spec.a_order),
+                          leading_dimension(parts.B, spec.b_order))
+    maps = tuple(encode(m, x.data.ptr) for m, x in zip(tile_maps, (parts.A, parts.B)))
+    if spec.signature is Signature.TENSOR_MAPS_AND_C:
+        output = c_map(spec, parts.M, parts.N)
+        maps += (np.zeros(MAP_BYTES, np.uint8) if output is None else encode(output, parts.out.data.ptr),)
+    args = maps + (parts.out, np.int32(parts.M), np.int32(parts.N), np.int32(parts.A.shape[1]))
+    return StructLaunch(parts.fn, parts.grid, spec.block, args, spec.smem_bytes)
+
+
+register_builder(Signature.TENSOR_MAPS, tensor_map_launch)
+register_builder(Signature.TENSOR_MAPS_AND_C, tensor_map_launch)

@@ -1,0 +1,1 @@
+"""The fragments chapters on the GPU (WMMA)."""

@@ -1,0 +1,1 @@
+"""The Hopper chapter: wgmma layouts, the tile timeline, the power limit."""

@@ -1,0 +1,1 @@
+"""The numerics chapters on the GPU: the rounding probe, error against K, Kernel D1's types."""
