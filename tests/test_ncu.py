@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tcgemm.engine.gpu import ncu
+from tcgemm.smem.gpu.predictions import predicted_vs_measured
 from tcgemm.smem.kernel_smem import OPS, predict
 
 
@@ -71,7 +72,7 @@ def test_predicted_vs_measured_sets_each_counter_beside_its_prediction(monkeypat
     counts = predict("h1", 64, 64, 32, arch="sm_90")
     values = {ncu.METRICS["smem_ld_wavefronts"]: 7.0}
     fake_ncu(monkeypatch, missing={ncu.METRICS["smem_ldsm_inst_sass"]}, values=values)
-    rows = {r.counter: r for r in ncu.predicted_vs_measured("h1", 64, 64, 32, arch="sm_90")}
+    rows = {r.counter: r for r in predicted_vs_measured("h1", 64, 64, 32, arch="sm_90")}
     assert set(rows) == set(ncu.PREDICTED_BY)
     assert rows["smem_ld_wavefronts"].predicted == counts.ld.wavefronts + counts.ldsm.wavefronts
     assert rows["smem_ld_wavefronts"].measured == 7.0

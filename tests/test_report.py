@@ -187,7 +187,7 @@ def test_occupancy_table_rows():
 
 
 def test_smem_traffic_table_is_the_prediction_per_mma():
-    from tcgemm.engine.report import smem_traffic_table
+    from tcgemm.smem.tables import smem_traffic_table
     from tcgemm.smem.kernel_smem import predict
     table = smem_traffic_table(["k3.1", "k4.0"], 4096, 4096, 4096, arch="sm_90")
     assert table.caption == "Shared memory at 4096³, sm_90 configuration"

@@ -11,7 +11,6 @@ from tcgemm.engine.catalog import configured
 from tcgemm.engine.accuracy import Check
 from tcgemm.hw import known_peaks, lower_bound_seconds, mma_count, tflops
 from tcgemm.engine.plan import TILES, GpuShape, blocks_per_sm, estimate, plan
-from tcgemm.smem.kernel_smem import predict
 from tcgemm.table import Column, Table, Verdict
 
 
@@ -286,47 +285,13 @@ def plans_table(shapes, gpu: GpuShape) -> Table:
 
 
 def prediction_table(comparisons, caption: str = "") -> Table:
-    """tcgemm.engine.gpu.ncu.predicted_vs_measured's rows as a Table; metrics this GPU lacks (NaN) in a note."""
+    """tcgemm.smem.gpu.predictions.predicted_vs_measured's rows as a Table; metrics this GPU lacks (NaN) in a note."""
     rows = [[c.metric, c.predicted, c.measured, c.measured - c.predicted]
             for c in comparisons if not math.isnan(c.measured)]
     missing = [c.metric for c in comparisons if math.isnan(c.measured)]
     return Table([Column("ncu metric"), Column("Predicted", ","), Column("Measured", ",.0f"),
                   Column("Excess", "+,.0f")], rows, caption,
                  [f"Not available on this GPU: {', '.join(missing)}"] if missing else ())
-
-
-def smem_traffic_table(keys, M: int, N: int, K: int, arch: str) -> Table:
-    """tcgemm.smem.kernel_smem.predict per kernel, per mma of the launch: bytes read by ldmatrix
-    (128 per wavefront), its bank conflicts, and bytes stored by the copies into shared memory."""
-    mmas = mma_count(M, N, K)
-    rows = []
-    for key in keys:
-        counts = predict(key, M, N, K, arch=arch)
-        rows.append([configured(key, arch).title, counts.ldsm.wavefronts * 128 / mmas, counts.ldsm.conflicts,
-                     counts.st.wavefronts * 128 / mmas])
-    return Table([Column("Kernel"), Column("ldmatrix bytes per mma", ".0f"), Column("ldmatrix bank conflicts", ","),
-                  Column("copy bytes per mma", ".0f")], rows,
-                 caption=f"Shared memory at {size_label(M, N, K)}, {arch} configuration")
-
-
-def order_smem_table(key: str = "k4.7") -> Table:
-    """The bank model (tcgemm.smem.kernel_smem) of one block's K step of `key` in each memory-order
-    case of A and B: copies into shared memory and ldmatrix (.trans for an MN-major operand), each
-    with its wavefronts and bank conflicts."""
-    from tcgemm.engine.catalog import WMMA_CASES
-    from tcgemm.engine.kernel_types import MMA_ORDERS, ORDER_NAMES
-    from tcgemm.smem.kernel_smem import block_step, count
-
-    rows = []
-    for case, orders in WMMA_CASES.items():
-        counts = count(block_step(key, orders=orders))
-        trans = [name for name, order, k_major in zip("AB", orders, MMA_ORDERS) if order != k_major]
-        rows.append([case, ORDER_NAMES[orders[0]], ORDER_NAMES[orders[1]], " and ".join(trans) or "none",
-                     counts.st.wavefronts, counts.st.conflicts, counts.ldsm.wavefronts, counts.ldsm.conflicts])
-    return Table([Column("Case"), Column("A"), Column("B"), Column("ldmatrix.trans for"),
-                  Column("copy wavefronts"), Column("copy conflicts"), Column("ldmatrix wavefronts"),
-                  Column("ldmatrix conflicts")], rows,
-                 caption=f"{configured(key).title}: shared memory of one block in one K step (bank model)")
 
 
 def occupancy_table(compiled) -> Table:

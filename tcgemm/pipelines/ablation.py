@@ -153,7 +153,7 @@ def ablation_figure(measurements, title: str | None = None):
 
 def knockout_table(kernel: str, scaling: dict, Ks, K: int = 4096) -> Table:
     """Kernel 4.4's time against K as written and with measurement switches on (the dict of
-    tcgemm.engine.gpu.bench.switch_scaling: label -> (seconds at each of Ks, its tcgemm.pipelines.scaling fit)):
+    tcgemm.pipelines.gpu.scaling.switch_scaling: label -> (seconds at each of Ks, its tcgemm.pipelines.scaling fit)):
     the main loop's rate, the time outside it, that time's share at K, and the times the fit went through.
     The pipelines chapter's table without its ceiling column, for the predictions of this page."""
     rows = [[label, fit.loop_tflops, fit.fixed_us, 100 * fit.share_fixed(K), ", ".join(f"{t * 1e6:.0f}" for t in times)]

@@ -361,7 +361,7 @@ def phase_row_label(p: int, wavefronts: int) -> str:
 
 def measured_state(comparisons: dict, device: str, arch: str, size: str) -> dict:
     """What the explorer shows of Nsight Compute's counts: ``comparisons`` is {kernel key: the
-    tcgemm.engine.gpu.ncu.predicted_vs_measured list}, as the chapter's recorded cell makes it."""
+    tcgemm.smem.gpu.predictions.predicted_vs_measured list}, as the chapter's recorded cell makes it."""
     kernels = {}
     for key, rows in comparisons.items():
         kernels[key] = {row.counter: {"metric": row.metric, "predicted": int(row.predicted),

@@ -88,7 +88,7 @@ def test_accumulation_errors_grow_with_k_in_fp16_only():
 
 
 def test_switch_scaling_fits_each_switch_set():
-    from tcgemm.engine.gpu.bench import switch_scaling
+    from tcgemm.pipelines.gpu.scaling import switch_scaling
     from tcgemm.engine.gpu.gemm import for_this_gpu
     spec = for_this_gpu(GEMM_KERNELS["k4.4"])
     scaling = switch_scaling(spec, [(), ("SKIP_SYNC",)], 1024, 1024, Ks=(1024, 4096), reps=3)

@@ -417,20 +417,3 @@ def switch_cost(key: str, switch: str, sizes=(4096, 8192), reps: int | None = No
         rows.append([f"{size}³", f"{written * 1e6:.1f}", f"{skipped * 1e6:.1f}", f"{1 - skipped / written:.1%}"])
     return Table([Column("size"), Column("as written, µs", align="right"), Column(f"{switch}, µs", align="right"),
                   Column("share of the time", align="right")], rows, caption=f"{spec.title}: what {switch} removes")
-
-
-def k_scaling(spec, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384), reps: int | None = None):
-    """Times of `spec` at several K (fixed M, N) and the line through them (tcgemm.pipelines.scaling)."""
-    from tcgemm.pipelines.scaling import fit_k_scaling
-
-    times = faster_of_passes([(spec, M, N, K) for K in Ks], reps)   # one slow pass would bend the line
-    return times, fit_k_scaling(M, N, Ks, times)
-
-
-def switch_scaling(spec, switch_sets, M: int = 4096, N: int = 4096, Ks=(2048, 4096, 8192, 16384),
-                   reps: int | None = None) -> dict:
-    """k_scaling of `spec` with each set of its switches on, keyed by the switches joined with " + "
-    ("as written" for none): {label: (seconds at each K, fit)}."""
-    return {" + ".join(switches) or "as written": k_scaling(spec.with_switches(*switches), M, N, Ks, reps)
-            for switches in switch_sets}
-

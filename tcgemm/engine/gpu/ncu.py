@@ -14,7 +14,7 @@ Shared-memory counters, and how they relate to tcgemm.smem.kernel_smem's predict
   ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st,ldsm}``. Whether the ``_op_ld`` ones
   also count ldmatrix depends on the architecture and the Nsight Compute version; on the H100 of
   the book they do (the HGEMM, which has no LDS, shows as many ``_op_ld`` wavefronts as its LDSM
-  make). ``predicted_vs_measured`` therefore sets ``_op_ld`` beside ld + ldsm.
+  make). ``tcgemm.smem.gpu.predictions.predicted_vs_measured`` therefore sets ``_op_ld`` beside ld + ldsm.
 * ``l1tex__data_bank_conflicts_*`` is a hardware counter of extra data-bank cycles, not of bank
   conflicts in the sense of the bank model: it also counts wavefronts that are not caused by two
   lanes of one instruction hitting one bank (L1 traffic on the same banks, for instance), and can
@@ -242,23 +242,6 @@ class Comparison(NamedTuple):
     metric: str         # the ncu metric
     predicted: int
     measured: float     # NaN where the GPU lacks the metric
-
-
-def predicted_vs_measured(key: str, M: int = 4096, N: int = 4096, K: int = 4096,
-                          arch: str | None = None) -> list[Comparison]:
-    """tcgemm.smem.kernel_smem's prediction beside Nsight Compute's count, for every PREDICTED_BY metric.
-
-    `arch` (default: this GPU's, e.g. "sm_90") picks the compiled code the prediction describes."""
-    from tcgemm.smem.kernel_smem import predict
-
-    if arch is None:
-        from tcgemm.engine.gpu.device import device_info
-
-        arch = device_info().arch
-    counts = predict(key, M, N, K, arch=arch)
-    measured = profile(key, M, N, K, metrics={name: METRICS[name] for name in PREDICTED_BY})
-    return [Comparison(name, METRICS[name], sum(getattr(counts[op], quantity) for op in ops), measured[name])
-            for name, (ops, quantity) in PREDICTED_BY.items()]
 
 
 def read(key: str, readings, M: int = 4096, N: int = 4096, K: int = 4096) -> dict[str, float]:
