@@ -12,7 +12,8 @@ from tcgemm.engine.catalog import GEMM_KERNELS, configured, source_archs
 from tcgemm.engine.kernel_types import TMA_SMEM_ALIGN, Signature
 from tcgemm.errors import OperandError, UnsupportedOnGPUError
 from tcgemm.smem.kernel_smem import block_step, predict
-from tcgemm.engine.tma import TileMap, gemm_maps, swizzled_as_permuted_chunk, tile_table
+from tcgemm.engine.tma import TileMap, gemm_maps
+from tcgemm.hopper.tma_tiles import swizzled_as_permuted_chunk, tile_table
 
 K50 = GEMM_KERNELS["k5.0"]
 

@@ -302,7 +302,7 @@ _WARP_STEPS = {
     "k4.6": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
                                            slice_xor=True),
     "k4.7": lambda warp, BK=32, orders=("C", "F"): _operand_orders(warp, BK, orders[0] == "F", orders[1] == "F"),
-    # Kernel 4.4's reads of tiles that TMA wrote (swizzled as permuted_chunk: tcgemm.engine.tma).
+    # Kernel 4.4's reads of tiles that TMA wrote (swizzled as permuted_chunk: tcgemm.hopper.tma_tiles).
     "k5.0": lambda warp, BK=32: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, slice_xor=True, tma=True),
     # The ablation kernel with its switches off is Kernel 4.4; permuted=False is its NO_XOR.
     "a1": lambda warp, BK=32, permuted=True: _pipelined(warp, 128, 256, BK, 4, 8, b_pairs=True, copy_offsets=True,
