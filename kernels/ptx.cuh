@@ -289,6 +289,10 @@ __device__ __forceinline__ void st_shared_f32x2(unsigned smem_addr, float x, flo
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" :: "r"(smem_addr), "f"(x), "f"(y) : "memory");
 }
 
+__device__ __forceinline__ void st_shared_b32(unsigned smem_addr, unsigned x) {
+    asm volatile("st.shared.b32 [%0], %1;\n" :: "r"(smem_addr), "r"(x) : "memory");
+}
+
 // TMA store: the box of `map` whose first element is at (x, y) from shared memory at `src` (laid out as
 // the map's swizzle says) to global memory, clipped at the tensor's edges. Issued by one thread; it
 // joins that thread's current bulk group.

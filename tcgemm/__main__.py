@@ -1,4 +1,4 @@
-"""Command line: `python -m tcgemm info` and `python -m tcgemm bench`."""
+"""Command line: `python -m tcgemm info`, `python -m tcgemm bench` and `python -m tcgemm sweep`."""
 from __future__ import annotations
 
 import argparse
@@ -44,8 +44,8 @@ def cmd_info(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from tcgemm.engine.catalog import bench_keys, keys_for
-    from tcgemm.engine.gpu.bench import GROUPS, compare_timings, time_in_rounds
+    from tcgemm.engine.catalog import bench_keys
+    from tcgemm.engine.gpu.bench import GROUPS, compare_timings, group_of, time_in_rounds
     from tcgemm.engine.gpu.device import device_info
     from tcgemm.engine import results
     from tcgemm.engine.timing import DEFAULT_PLAN
@@ -57,7 +57,7 @@ def cmd_bench(args) -> int:
     json_path = results.json_path(args.json, info.name) if args.json else None   # before the minutes of timing
     groups, passed = [], True
     for dtype, group in GROUPS.items():
-        group_keys = [k for k in keys if k in keys_for(dtype)]
+        group_keys = [k for k in keys if group_of(k) == dtype]
         if not group_keys:
             continue
         print(f"\n== {group.heading}")
@@ -74,6 +74,25 @@ def cmd_bench(args) -> int:
         doc = results.document(info.as_dict(), M, N, K, DEFAULT_PLAN.with_counts(args.reps, args.warmup), groups)
         print(f"\nwrote {results.write(doc, json_path)} ({results.SCHEMA})")
     return 0 if passed else 1
+
+
+def cmd_sweep(args) -> int:
+    from tcgemm.engine import sweep
+    from tcgemm.engine.gpu.device import device_info
+    from tcgemm.engine.gpu.sweep import sweep as run_sweep
+    from tcgemm.engine.results import slug
+
+    info = device_info()
+    types = [t for t in sweep.TYPES if args.types is None or f"{t[0]}->{t[1]}" in args.types]
+    print(f"{info.name} ({info.arch}); tcgemm.matmul against cuBLAS on {len(sweep.SHAPES)} shapes")
+    rows = run_sweep(types=types, kernel=args.kernel, log=print)
+    print()
+    print(sweep.sweep_table(rows, info.name))
+    if args.json:
+        path = sweep.write(sweep.document(info.as_dict(), rows), f"{args.json.rstrip('/')}/sweep/{slug(info.name)}.json"
+                           if not args.json.endswith(".json") else args.json)
+        print(f"\nwrote {path} ({sweep.SCHEMA})")
+    return 0 if all(r.check == "PASS" for r in rows) else 1
 
 
 def rounds_count(text: str) -> int:
@@ -104,9 +123,15 @@ def main(argv=None) -> int:
     b.add_argument("--json", metavar="PATH",
                    help="also write the results as JSON (schema in tcgemm/engine/results.py): to PATH, or for a folder "
                         "such as results/ to results/<gpu>.json, named after the GPU")
+    w = sub.add_parser("sweep", help="tcgemm.matmul against cuBLAS of the same types on the sweep's shapes")
+    w.add_argument("--types", nargs="*", choices=["float16->float16", "bfloat16->bfloat16", "float16->float32"],
+                   help="the input -> output types to sweep (default: all three)")
+    w.add_argument("--kernel", help="run this kernel of the catalog instead of tcgemm.matmul's choice")
+    w.add_argument("--json", metavar="PATH", help="also write the rows as JSON: to PATH (*.json), or for a folder "
+                   "such as results/ to results/sweep/<gpu>.json")
     args = parser.parse_args(argv)
     try:
-        return {"info": cmd_info, "bench": cmd_bench}[args.command](args)
+        return {"info": cmd_info, "bench": cmd_bench, "sweep": cmd_sweep}[args.command](args)
     except TcgemmError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

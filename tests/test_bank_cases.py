@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tcgemm import layouts
 from tcgemm.engine.catalog import GEMM_KERNELS, TARGET_ARCHS
 from tcgemm.engine.gpu.ncu import METRICS, PREDICTED_BY, Comparison
 from tcgemm.publish.notebook import recorded_on
@@ -170,7 +171,7 @@ def test_cute_refusals(text, message):
 
 def test_swizzles_stay_below_bit_31():
     with pytest.raises(ValueError, match="reaches past bit 30"):
-        banks.swizzle(3, 26, 3)
+        layouts.swizzle(3, 26, 3)
     with pytest.raises(ValueError, match="reaches past bit 30"):
         bank_cases.build_access(bank_cases.settings(layout="cute", cute="Swizzle<3,26,3> o (8,64):(64,1)"))
 
@@ -266,7 +267,7 @@ def test_the_explorer_shows_the_counts_of_the_recorded_tables():
 
 
 def test_layouts_refuse_offsets_outside_31_bits():
-    far = banks.custom(lambda r, c: r * 2 ** 40 + c, "far", 2, 8)
+    far = layouts.custom(lambda r, c: r * 2 ** 40 + c, "far", 2, 8)
     assert far(0, 3) == 3
     with pytest.raises(ValueError, match=re.escape(f"offset {2 ** 40} of element (1, 0) is outside 0..2^31-1")):
         far(np.array([0, 1]), np.array([0, 0]))

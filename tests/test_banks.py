@@ -1,29 +1,24 @@
-"""Checks of tcgemm.smem.banks against counts worked out by hand and against the seed's Kernel 2.0.
+"""Checks of tcgemm.smem.banks and of tcgemm.layouts against counts worked out by hand and against the
+seed's Kernel 2.0.
 
 Kernel 2.0 addresses are rebuilt here from the kernel's own index formulas (uint4 arrays with
-8 uint4 = 128 bytes per shared row), not from tcgemm.smem.banks' layouts; the layouts are then checked
+8 uint4 = 128 bytes per shared row), not from tcgemm.layouts; the layouts are then checked
 to produce exactly those addresses.
 """
 import numpy as np
 import pytest
 
+from tcgemm.layouts import custom, padded, row_major, swizzle, swizzle_layout, xor_chunk, xor_permuted
 from tcgemm.smem.banks import (
     Access,
     analysis_table,
     analyze,
     bank_of,
-    custom,
     layout_access,
     ldmatrix_access,
     ldmatrix_tile,
-    padded,
     phases,
-    row_major,
     strided_access,
-    swizzle,
-    swizzle_layout,
-    xor_chunk,
-    xor_permuted,
 )
 
 LANES = np.arange(32)

@@ -31,9 +31,10 @@ from matplotlib.figure import Figure
 
 from tcgemm.dark_mode import DARK_PAGE
 from tcgemm.fragment_layouts import ldmatrix_address_lane, ldmatrix_layout
+from tcgemm.layouts import row_major, xor_permuted
 from tcgemm.publish.notebook import recorded_on
 from tcgemm.smem import bank_cases
-from tcgemm.smem.banks import analyze, bank_of, ldmatrix_tile, row_major, xor_permuted
+from tcgemm.smem.banks import analyze, bank_of, ldmatrix_tile
 from tcgemm.engine.source import Listing
 from tcgemm.style import DISPLAY_COLUMN_PX, MIN_DISPLAY_TEXT_PX, RECORD_DPI, TEXT_COLUMN_CHARS
 from required import skip_or_fail

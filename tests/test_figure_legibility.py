@@ -36,7 +36,7 @@ from tcgemm.numerics import draw_numerics  # noqa: E402
 from tcgemm.dark_mode import DARK_MIME  # noqa: E402
 from tcgemm.fragments import draw, wmma  # noqa: E402
 from tcgemm.hopper import draw_wgmma  # noqa: E402
-from tcgemm import fragment_layouts  # noqa: E402
+from tcgemm import canonical, fragment_layouts, layouts  # noqa: E402
 from tcgemm.pipelines import ablation, draw_pipeline  # noqa: E402
 from tcgemm.engine.gpu.bench import CUBLAS, CUBLAS_SGEMM, GROUPS, Comparison  # noqa: E402  (imports no CuPy)
 from tcgemm.hw import peak_for  # noqa: E402
@@ -44,7 +44,7 @@ from tcgemm.engine.report import SWEEP_SHAPES, BenchResult, summarize, sweep_fig
 from tcgemm.engine.results import comparison_figure, load, load_all  # noqa: E402
 from tcgemm.numerics.rounding import MMA_TYPES  # noqa: E402
 from tcgemm.sgemm import draw_regbank, draw_sgemm, regbank  # noqa: E402
-from tcgemm.smem import banks, canonical, draw_banks  # noqa: E402
+from tcgemm.smem import banks, draw_banks  # noqa: E402
 from tcgemm.hopper.power import Sample, Sustained, sustained_figure  # noqa: E402
 from tcgemm.hopper.timeline import FIRST_TILE_SLOT, TRACE_SLOTS, TileTimeline  # noqa: E402
 from tcgemm.style import (  # noqa: E402
@@ -122,8 +122,17 @@ def sweep_rows() -> list[dict]:
             for family, mnks in SWEEP_SHAPES.items() for i, (M, N, K) in enumerate(mnks)]
 
 
+def matmul_sweep_figure():
+    """The matmul chapter's sweep figure (tcgemm.engine.sweep.sweep_figure) of made-up rows: every shape
+    and pair of types of the sweep, at 40% to 104% of cuBLAS."""
+    from tcgemm.engine.sweep import SHAPES, TYPES, SweepRow, sweep_figure
+    rows = [SweepRow(M, N, K, *types, "k5.9", 100.0, 40 + (i * 7 + j * 13) % 65, 150.0, None, "PASS")
+            for j, types in enumerate(TYPES) for i, (M, N, K) in enumerate(SHAPES)]
+    return sweep_figure(rows, "NVIDIA H100 80GB HBM3: tcgemm.matmul against cuBLAS")
+
+
 def _bank_map():
-    plain, permuted = banks.row_major(32, 2), banks.xor_permuted()
+    plain, permuted = layouts.row_major(32, 2), layouts.xor_permuted()
     return draw_banks.bank_map_figure({
         "row-major": (plain, banks.ldmatrix_tile(plain, num=4)),
         "XOR-permuted": (permuted, banks.ldmatrix_tile(permuted, num=4)),
@@ -134,7 +143,7 @@ def _bank_map():
 FIGURES = {
     ("bank_conflicts", "e39b31ad"): ("draw_banks.bank_map_figure(", _bank_map),
     ("bank_conflicts", "af27ba19"): ("draw_banks.permutation_figure(permuted, rows=16)",
-                                     lambda: draw_banks.permutation_figure(banks.xor_permuted(), rows=16)),
+                                     lambda: draw_banks.permutation_figure(layouts.xor_permuted(), rows=16)),
     ("bank_conflicts", "aad36a3c"): ("fp16.figure()", lambda: bench_figure(("bank_conflicts", "aad36a3c"))),
     ("ldmatrix", "828007e0"): ("draw.ldmatrix_figure(1)", lambda: draw.ldmatrix_figure(1)),
     ("ldmatrix", "1df19590"): ("draw.ldmatrix_figure(2)", lambda: draw.ldmatrix_figure(2)),
@@ -187,6 +196,7 @@ FIGURES = {
                                   lambda: draw.fragment_grid(wmma.first_copy(wmma.expected("f32 accumulator")),
                                                              title="wmma accumulator (fp32), observed")),
     # The recorded runs of results/, or one test run before any is recorded.
+    ("matmul", "mm-sweep-figure"): ("sweep_figure(rows", lambda: matmul_sweep_figure()),
     ("results", "0db10dfc"): ("comparison_figure(docs)", lambda: comparison_figure(
         load_all(ROOT / "results") or [load(ROOT / "tests" / "data" / "bench_h100_readme_2026-11-22.json")])),
     ("sgemm", "sgemm-05"): ("draw_sgemm.thread_layout_figure(64)", lambda: draw_sgemm.thread_layout_figure(64)),

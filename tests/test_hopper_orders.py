@@ -7,10 +7,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from tcgemm.canonical import mnmajor_layout
 from tcgemm.engine.catalog import GEMM_KERNELS, WMMA_CASES, configured
 from tcgemm.engine.kernel_types import Signature
 from tcgemm.errors import OperandError
-from tcgemm.smem.canonical import mnmajor_layout
 from tcgemm.engine.source import KERNEL_DIR
 from tcgemm.engine.tma import box_offsets, boxes_as_canonical, gemm_maps, mn_box, operand_map
 from tcgemm.engine.operands import check_addend

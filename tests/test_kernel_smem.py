@@ -13,7 +13,7 @@ from tcgemm.errors import OperandError
 from tcgemm.smem.kernel_smem import OPS, block_step, count, predict
 
 # The mma.sync kernels; the SGEMM ones are modelled in sgemm_layout, and no thread of Kernels 5.1-5.5
-# touches their tiles (TMA writes them, wgmma reads them: tcgemm.smem.canonical and test_wgmma_layouts).
+# touches their tiles (TMA writes them, wgmma reads them: tcgemm.canonical and test_wgmma_layouts).
 KEYS = [k for k in keys_for("float16") if not GEMM_KERNELS[k].arch_specific]
 ARCHS = [None, *TARGET_ARCHS]
 

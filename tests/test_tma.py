@@ -95,9 +95,11 @@ def fake_libcuda(tmp_path):
     subprocess.run([cc, "-shared", "-fPIC", "-o", str(library), str(tmp_path / "fake.c")], check=True)
     from tcgemm.engine.gpu import tma
     tma._libcuda.cache_clear()
+    tma._encoded.cache_clear()      # no map encoded by another library
     with mock.patch("ctypes.CDLL", return_value=ctypes.CDLL(str(library))):
         yield tma
     tma._libcuda.cache_clear()
+    tma._encoded.cache_clear()
 
 
 def test_ctypes_path_hands_the_driver_every_argument(fake_libcuda):

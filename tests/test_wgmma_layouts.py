@@ -1,17 +1,18 @@
-"""wgmma as data (tcgemm.hopper.wgmma, tcgemm.smem.canonical) and the probe's verdicts, without a GPU."""
+"""wgmma as data (tcgemm.hopper.wgmma, tcgemm.canonical) and the probe's verdicts, without a GPU."""
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tcgemm import layouts
+from tcgemm.canonical import (SWIZZLE_MODES, MatrixDescriptor, canonical_strides, cute_notation, descriptor,
+                              kmajor_layout, mnmajor_layout, operand_layout, smem_image, swizzle_mode,
+                              swizzle_mode_of_width, swizzle_modes_table)
 from tcgemm.fragment_layouts import FragmentLayout, mma_layout, same_positions
 from tcgemm.hopper.wgmma import (WGMMA_TYPES, accumulator_layout, shapes_table, warpgroup_coordinates,
                                  wgmma_instruction, wgmma_shape)
 from tcgemm.smem import bank_cases, banks
-from tcgemm.smem.canonical import (SWIZZLE_MODES, MatrixDescriptor, canonical_strides, cute_notation, descriptor,
-                                   kmajor_layout, mnmajor_layout, operand_layout, smem_image, swizzle_mode,
-                                   swizzle_mode_of_width, swizzle_modes_table)
 from tcgemm.smem.notation import parse_cute
 
 MODES = list(SWIZZLE_MODES)
@@ -119,11 +120,11 @@ def test_128b_swizzle_is_the_bank_chapters_xor_generalised():
     put all 8 rows in one bank group (8-way)."""
     r, k = np.meshgrid(np.arange(8), np.arange(64), indexing="ij")
     wgmma_128 = kmajor_layout("128B", 8, 64)
-    assert np.array_equal(wgmma_128(r, k), banks.swizzle_layout(3, 4, 3, 64, 2, "byte")(r, k))
+    assert np.array_equal(wgmma_128(r, k), layouts.swizzle_layout(3, 4, 3, 64, 2, "byte")(r, k))
     rk, kk = np.meshgrid(np.arange(16), np.arange(32), indexing="ij")
-    kernel_20 = banks.xor_permuted()
-    assert np.array_equal(kernel_20(rk, kk), banks.swizzle_layout(2, 4, 3, 64, 2, "byte")(rk // 2, kk + 32 * (rk % 2)))
-    row_major = banks.row_major(64, 2)
+    kernel_20 = layouts.xor_permuted()
+    assert np.array_equal(kernel_20(rk, kk), layouts.swizzle_layout(2, 4, 3, 64, 2, "byte")(rk // 2, kk + 32 * (rk % 2)))
+    row_major = layouts.row_major(64, 2)
     for chunk in range(8):
         rows, cols = np.arange(8), np.full(8, 8 * chunk)
         assert banks.analyze(banks.ldmatrix_access(wgmma_128, rows, cols)).ways == 1

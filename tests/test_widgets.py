@@ -4,14 +4,14 @@ import pytest
 import traitlets
 
 from tcgemm.smem import bank_cases, banks
-from tcgemm import fragment_layouts
+from tcgemm import fragment_layouts, layouts
 from tcgemm.widgets import BankExplorer, LanePicker
 from tcgemm.widgets.lane_picker import all_cases, case
 
 
 def test_explorer_report_is_the_bank_model():
     w = BankExplorer()
-    assert w.report().conflicts == banks.analyze(banks.ldmatrix_tile(banks.row_major(32, 2))).conflicts == 12
+    assert w.report().conflicts == banks.analyze(banks.ldmatrix_tile(layouts.row_major(32, 2))).conflicts == 12
     w.smem_layout = "xor"
     assert w.report().conflicts == 0
     assert BankExplorer(layout="xor").settings()["layout"] == "xor"

@@ -34,11 +34,24 @@ RULE = {"float32": (0.05, 1.0), "float16": (0.0, 0.1)}     # (times u K, times u
 MARGIN = 8.0
 
 
-def tolerance(precision: str = "float32", K: int | None = None) -> tuple[float, float]:
+# A result stored in a narrower type than its accumulator (Kernel 5.9's 16-bit C) is rounded once more,
+# to nearest: each element moves by at most u = 2^-bits of its value (bits: the significand's, implicit
+# bit included), so both relative errors grow by at most u.
+ROUNDED_OUTPUT_BITS = {"float16": 11, "bfloat16": 8}
+
+
+def tolerance(precision: str = "float32", K: int | None = None, rounded_to: str | None = None) -> tuple[float, float]:
     """(relative Frobenius, relative max) tolerance for a product whose sums run over K terms in a
-    `precision` accumulator; without K, the fixed TOLERANCES of that precision."""
+    `precision` accumulator; without K, the fixed TOLERANCES of that precision. `rounded_to`: the
+    16-bit type the result is rounded to at the end (a key of ROUNDED_OUTPUT_BITS), if any."""
     if precision not in TOLERANCES:
         raise ValueError(f"precision must be one of {sorted(TOLERANCES)}, got {precision!r}")
+    if rounded_to is not None:
+        if rounded_to not in ROUNDED_OUTPUT_BITS:
+            raise ValueError(f"rounded_to must be one of {sorted(ROUNDED_OUTPUT_BITS)}, got {rounded_to!r}")
+        fro, worst = tolerance(precision, K)
+        u = 2.0 ** -ROUNDED_OUTPUT_BITS[rounded_to]
+        return fro + u, worst + u
     if K is None:
         return TOLERANCES[precision]
     if K < 1:
@@ -66,10 +79,10 @@ class Check:
                 + ("" if self.passed else f" -- {self.reason}"))
 
 
-def compare_outputs(out, ref, precision: str = "float32", K: int | None = None) -> Check:
+def compare_outputs(out, ref, precision: str = "float32", K: int | None = None, rounded_to: str | None = None) -> Check:
     """Compare a result with a reference computed in higher precision; with K (the length of the
-    sums), under the tolerance rule for that K (see `tolerance`)."""
-    tol_fro, tol_max = tolerance(precision, K)
+    sums), under the tolerance rule for that K (see `tolerance`), and its final rounding to `rounded_to`."""
+    tol_fro, tol_max = tolerance(precision, K, rounded_to)
     out = np.asarray(out, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
     if out.shape != ref.shape:

@@ -69,6 +69,8 @@ TRACE_SWITCH = ("TRACE", "one thread per block stamps the global timer and its S
                 "tile's boundaries (tcgemm.hopper.gpu.timeline)")
 TILE_SWITCHES = (STORE_SWITCH, HALF_STORE_SWITCH, TRACE_SWITCH)
 _TMA_STORE = dict(_CLUSTERS, signature=Signature.TENSOR_MAPS_AND_C, switches=TILE_SWITCHES)
+# Kernel 5.9's (in_dtype, out_dtype) pairs, its default first: C in the inputs' 16-bit type, or in fp32.
+HOPPER_DTYPES = (("float16", "float16"), ("bfloat16", "bfloat16"), ("float16", "float32"), ("bfloat16", "float32"))
 HOPPER_KERNELS = (
     GemmKernel(key="k5.1", title="Kernel 5.1: TMA and wgmma", entry="wgmma_tiles",
                sass=WGMMA_SASS + ("STG.E.64",), **_HOPPER),
@@ -89,6 +91,9 @@ HOPPER_KERNELS = (
     GemmKernel(key="k5.8", title="Kernel 5.8: ping-pong consumers", entry="ping_pong", either_order=True,
                sass=("HGMMA.64x128x16.F32",) + TMA_WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "BAR.ARV"),
                **dict(_TMA_STORE, tile_n=128, stages=6, configs=PING_PONG_CONFIGS)),
+    GemmKernel(key="k5.9", title="Kernel 5.9: C in 16 bits", entry="c_in_16_bits", either_order=True,
+               out_dtype="float16", dtypes=HOPPER_DTYPES,
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB"), **_TMA_STORE),
 )
 # What Kernel 5.7's HGMMA reads transposed (MN-major, wgmma's imm-trans) in each order case, as cuobjdump
 # prints it: a suffix of the descriptor operand, e.g. "HGMMA.64x256x16.F32 R24, gdesc[UR16].tnspB, ...".
@@ -130,7 +135,7 @@ GEMM_KERNELS: dict[str, GemmKernel] = {
         GemmKernel(
             key="h1", title="HGEMM: ldmatrix + mma, fp16 accumulate and output",
             entry="ldmatrix_hgemm_f16", base_block=(32, 1, 1),
-            tile_m=16, tile_n=8, tile_k=16, out_dtype="float16",
+            tile_m=16, tile_n=8, tile_k=16, out_dtype="float16", accumulator="float16",
             sass=("HMMA.16816.F16", "LDSM.16.M88.4", "LDSM.16.M88.2"),
         ),
         GemmKernel(

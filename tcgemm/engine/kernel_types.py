@@ -30,8 +30,16 @@ from tcgemm.fragment_layouts import MMA_VARIANTS, min_sm
 
 
 # Memory order ("C" row-major, "F" column-major) of A and of B, by input dtype.
-OPERAND_ORDERS = {"float16": ("C", "F"), "float32": ("F", "C")}
-ITEMSIZE = {"float16": 2, "float32": 4, "uint16": 2, "int8": 1, "uint8": 1}
+OPERAND_ORDERS = {"float16": ("C", "F"), "bfloat16": ("C", "F"), "float32": ("F", "C")}
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "uint16": 2, "int8": 1, "uint8": 1}
+# CuPy has no bf16: the engine's "bfloat16" arrays hold its bit patterns as uint16 (as Kernel D1's do).
+STORAGE_DTYPES = {"bfloat16": "uint16"}
+DTYPE_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
+
+
+def storage_dtype(dtype: str) -> str:
+    """The dtype of the arrays that hold `dtype`: uint16 for bfloat16, else itself."""
+    return STORAGE_DTYPES.get(dtype, dtype)
 ORDER_NAMES = {"C": "row-major", "F": "column-major"}
 # The memory orders in which each lane's pairs (fp16) or quads (int8) along K are contiguous, as
 # mma.sync .row.col reads them: A row-major, B column-major.
@@ -128,6 +136,9 @@ class GemmKernel:
     signature: Signature = Signature.PLAIN          # the arguments it takes
     schedule: Schedule = Schedule.GRID              # how its blocks cover C
     out_dtype: str = "float32"
+    accumulator: str = "float32" # the type the products are summed in (HGEMM's: float16)
+    dtypes: tuple[tuple[str, str], ...] = ()   # the (in_dtype, out_dtype) pairs it compiles for (-DBF16,
+                                               # -DC_BITS: Kernel 5.9), the first by default; () for one pair
     sass: tuple[str, ...] = ()   # instructions the book claims are in the compiled kernel
     stages: int = 0              # cp.async ring-buffer depth (-DN_STAGES); 0: no pipeline
     dynamic_smem: bool = False   # stages in dynamic shared memory, sized by tile_k (-DBK) and stages
@@ -233,7 +244,9 @@ class GemmKernel:
 
     @property
     def typed_title(self) -> str:
-        """The title, with the input type compiled in where the kernel takes several (Kernel D1)."""
+        """The title, with the types compiled in where the kernel takes several (Kernels D1, 5.9)."""
+        if self.dtypes:
+            return f"{self.title} ({DTYPE_NAMES[self.in_dtype]} inputs, {DTYPE_NAMES[self.out_dtype]} C)"
         return f"{self.title} ({self.element} inputs)" if self.element else self.title
 
     @property
@@ -243,9 +256,11 @@ class GemmKernel:
                 ("WARPS_N", self.warps[1])) if self.warps else ()
         orders = (("A_COL_MAJOR", int(self.a_order == "F")), ("B_COL_MAJOR", int(self.b_order == "F"))) \
             if self.orders else ()
+        types = (("BF16", int(self.in_dtype == "bfloat16")), ("C_BITS", 8 * ITEMSIZE[self.out_dtype])) \
+            if self.dtypes else ()
         return tile + ((("BK", self.tile_k),) if self.dynamic_smem else ()) + \
                ((("N_STAGES", self.stages),) if self.stages else ()) + orders + tuple((name, 1) for name in self.on) + \
-               ((("ELEMENT", self.compiled_element.code),) if self.element else ())
+               ((("ELEMENT", self.compiled_element.code),) if self.element else ()) + types
 
     def with_orders(self, a_order: str, b_order: str) -> "GemmKernel":
         """This kernel compiled for A and B in these memory orders ('C' row-major, 'F' column-major)."""
@@ -268,6 +283,13 @@ class GemmKernel:
         return replace(self, tile_m=tile.bm, tile_n=tile.bn, tile_k=tile_k, stages=tile.stages,
                        base_block=(tile.threads, 1, 1), warps=(tile.warps_m, tile.warps_n), splits=splits,
                        planned=False)
+
+    def with_dtypes(self, in_dtype: str, out_dtype: str) -> "GemmKernel":
+        """This kernel compiled for in_dtype A and B and an out_dtype C (one of its `dtypes`: Kernel 5.9)."""
+        if (in_dtype, out_dtype) not in self.dtypes:
+            pairs = ", ".join(f"{a} -> {c}" for a, c in self.dtypes) or f"{self.in_dtype} -> {self.out_dtype} only"
+            raise ValueError(f"{self.title} takes no {in_dtype} inputs with a {out_dtype} C; it takes {pairs}")
+        return replace(self, in_dtype=in_dtype, out_dtype=out_dtype)
 
     def with_element(self, name: str) -> "GemmKernel":
         """This kernel compiled for input type `name` (one of its `elements`: Kernel D1 only), its tile
@@ -322,7 +344,8 @@ class GemmKernel:
                 ([f"{self.stages} stages"] if self.stages else []) + \
                 ([f"K split {self.splits} ways"] if self.splits > 1 else []) + \
                 ([f"A {ORDER_NAMES[self.a_order]}, B {ORDER_NAMES[self.b_order]}"] if self.orders else []) + \
-                list(self.on) + ([self.element] if self.element else [])
+                list(self.on) + ([self.element] if self.element else []) + \
+                ([f"{DTYPE_NAMES[self.in_dtype]} -> {DTYPE_NAMES[self.out_dtype]}"] if self.dtypes else [])
         return ", ".join(parts)
 
     @property

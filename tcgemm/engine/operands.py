@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcgemm.engine.kernel_types import GemmKernel, WmmaKernel
+from tcgemm.engine.kernel_types import STORAGE_DTYPES, GemmKernel, WmmaKernel, storage_dtype
 from tcgemm.errors import OperandError
 
 INT32_MAX = 2**31 - 1
@@ -49,7 +49,11 @@ def _check_array(name: str, x, want_order: str, want_dtype: str = "float16", tit
     for attr in ("dtype", "shape", "flags", "strides"):
         if not hasattr(x, attr):
             raise OperandError(f"{name} must be a 2-D cupy.ndarray, got {type(x).__name__}")
-    if x.dtype != np.dtype(want_dtype):
+    if x.dtype != np.dtype(storage_dtype(want_dtype)):
+        if want_dtype in STORAGE_DTYPES:
+            raise OperandError(f"{name} has dtype {x.dtype}; {title} takes {want_dtype} inputs as their bit patterns, "
+                               f"{storage_dtype(want_dtype)} (CuPy has no {want_dtype}: e.g. "
+                               f"cupy.asarray(tcgemm.numerics.elements.encode(values, 'bf16')))")
         if element and want_dtype.startswith("uint"):
             raise OperandError(f"{name} has dtype {x.dtype}; {title} takes {element} inputs as their bit patterns, "
                                f"{want_dtype} (encode values with tcgemm.numerics.elements.encode(values, '{element}'))")
@@ -112,9 +116,11 @@ def _check_output(kernel: GemmKernel | WmmaKernel, C, M: int, N: int, A, B, name
             raise OperandError(f"{name} must be a 2-D cupy.ndarray, got {type(C).__name__}")
     if tuple(C.shape) != (M, N):
         raise OperandError(f"{name} has shape {tuple(C.shape)}; A @ B is {M}x{N}, so {name} must have shape ({M}, {N})")
-    if C.dtype != np.dtype(kernel.out_dtype):
-        raise OperandError(f"{name} has dtype {C.dtype}; {kernel.title} {verb} {kernel.out_dtype}: allocate {name} "
-                           f"with cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")
+    stored = storage_dtype(kernel.out_dtype)
+    if C.dtype != np.dtype(stored):
+        held = f" (as its bit patterns, {stored})" if stored != kernel.out_dtype else ""
+        raise OperandError(f"{name} has dtype {C.dtype}; {kernel.typed_title} {verb} {kernel.out_dtype}{held}: "
+                           f"allocate {name} with cupy.empty(({M}, {N}), dtype='{stored}')")
     if not C.flags.c_contiguous:
         raise OperandError(f"{name} is {describe_layout(C)}; {kernel.title} {verb} it row-major (C-contiguous): "
                            f"allocate {name} with cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")

@@ -16,7 +16,8 @@ Schema ``tcgemm-bench/2``: one JSON object per bench run on one GPU (results/REA
                     statistic ("median"), timer ("CUDA events"), l2_flush (true: L2 overwritten
                     before each timed run)
     groups          one per input dtype, each against its own cuBLAS and its own measured ceiling:
-      inputs        "float16" (Tensor Cores) or "float32" (CUDA cores, SGEMM)
+      inputs        the group: "float16" (Tensor Cores), "float32" (CUDA cores, SGEMM), or with a C that is not
+                    fp32 the input and output dtypes, e.g. "float16 -> float16" (Kernel 5.9)
       heading       what the group is, e.g. "Tensor Cores: fp16 in, fp32 accumulate"
       baseline      the key of the row that pct_baseline divides by ("cublas", "cublas-sgemm")
       ceiling       {"name", "tflops"}: the ceiling measured in the same run ("mma.sync", "FFMA")

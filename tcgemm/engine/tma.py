@@ -3,7 +3,7 @@ against the driver's documented limits before any GPU is touched.
 
 A tensor map describes a matrix in global memory (its shape and row stride) and the box one copy
 brings into shared memory (box_rows x box_cols elements, the box's rows packed one after another),
-with the swizzle the copy applies on the way (tcgemm.smem.canonical.SWIZZLE_MODES, by its width in
+with the swizzle the copy applies on the way (tcgemm.canonical.SWIZZLE_MODES, by its width in
 bytes here: 0, 32, 64 or 128); a box row may then be that many bytes at most.
 tcgemm.engine.gpu.tma asks the driver for the 128 bytes of the map; the kernel takes it as a
 `const __grid_constant__ TensorMap` (kernels/ptx.cuh).
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tcgemm.canonical import SWIZZLE_MODES, mnmajor_layout, swizzle_mode_of_width
 from tcgemm.engine.catalog import configured
 from tcgemm.engine.kernel_types import ITEMSIZE, ORDER_NAMES, GemmKernel, Signature
 from tcgemm.errors import OperandError
-from tcgemm.smem.canonical import SWIZZLE_MODES, mnmajor_layout, swizzle_mode_of_width
 from tcgemm.table import Column, Table
 
 # The driver's enums (cuda.h), by the names this module uses.
@@ -96,7 +96,7 @@ def operand_map(spec: GemmKernel, operand: str, mn: int, K: int, ld: int | None 
     from row to row (default: dense). K-major (A row-major, B column-major): mn rows of K, one box per
     stage's tile, a box row of tile_k elements swizzled over its own width (64 or 128 bytes). MN-major
     (A column-major, B row-major): K rows of mn, boxes of tile_k rows by mn_box elements swizzled over
-    128 bytes, so each 8 rows of a box are one canonical MN-major atom (tcgemm.smem.canonical), and the
+    128 bytes, so each 8 rows of a box are one canonical MN-major atom (tcgemm.canonical), and the
     kernel copies tile / mn_box of them. In a cluster (Kernel 5.5 on) each block copies 1/cluster of B's
     tile and multicasts it to all."""
     tile = spec.tile_m if operand == "A" else spec.tile_n // spec.cluster
@@ -123,14 +123,16 @@ C_BOX_ROWS, C_BOX_COLS = 64, 32
 
 def c_map(spec: GemmKernel, M: int, N: int) -> TileMap | None:
     """The map of C (M rows of N, row-major) of a kernel that stores C by TMA (Kernel 5.6), in boxes of
-    C_BOX_ROWS x C_BOX_COLS swizzled over 128 bytes; None where C's rows are not a multiple of 16 bytes
-    apart (N % 4 != 0 in fp32), which TMA cannot address: the kernel then stores C itself."""
+    C_BOX_ROWS rows by one 128-byte swizzle row (C_BOX_COLS fp32, twice as many 16-bit values); None where
+    C's rows are not a multiple of 16 bytes apart (N % 4 != 0 in fp32, N % 8 != 0 in 16 bits), which TMA
+    cannot address: the kernel then stores C itself."""
     if spec.signature is not Signature.TENSOR_MAPS_AND_C:
         raise ValueError(f"{spec.title} stores C without TMA")
     row_stride = N * ITEMSIZE[spec.out_dtype]
     if row_stride % GLOBAL_ALIGN:
         return None
-    return TileMap(spec.out_dtype, M, N, row_stride, C_BOX_ROWS, C_BOX_COLS, C_BOX_COLS * ITEMSIZE[spec.out_dtype])
+    box_cols = SWIZZLE_ROW // ITEMSIZE[spec.out_dtype]      # Kernel 5.9's 16-bit C: 64 columns
+    return TileMap(spec.out_dtype, M, N, row_stride, C_BOX_ROWS, box_cols, SWIZZLE_ROW)
 
 
 def c_staging_offsets(lanes: int = 128) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

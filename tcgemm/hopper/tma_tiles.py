@@ -1,13 +1,13 @@
-"""Is the tile TMA writes the tile Kernel 4.4's ldmatrix reads? TMA's swizzle (tcgemm.smem.canonical)
+"""Is the tile TMA writes the tile Kernel 4.4's ldmatrix reads? TMA's swizzle (tcgemm.canonical)
 against Kernel 4.4's permuted chunks (tcgemm.smem.kernel_smem), element by element, for the Hopper
 chapter. Pure module."""
 from __future__ import annotations
 
 import numpy as np
 
+from tcgemm.canonical import kmajor_layout, swizzle_mode_of_width
 from tcgemm.engine.catalog import configured
 from tcgemm.engine.kernel_types import ITEMSIZE
-from tcgemm.smem.canonical import kmajor_layout, swizzle_mode_of_width
 from tcgemm.smem.kernel_smem import block_step, count, permuted_chunk
 from tcgemm.table import Column, Table
 

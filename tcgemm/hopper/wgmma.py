@@ -3,7 +3,7 @@
 A warpgroup is 4 consecutive warps whose first warp index is a multiple of 4 (128 threads). One
 ``wgmma.mma_async`` computes D (64 x N) = A (64 x K) @ B (K x N) + D for the whole warpgroup; B, and
 A unless it comes from registers, are read by the Tensor Core from shared memory through matrix
-descriptors (tcgemm.smem.canonical). The accumulator stays in registers, laid out as PTX ISA section
+descriptors (tcgemm.canonical). The accumulator stays in registers, laid out as PTX ISA section
 "Register Fragments" of wgmma gives it: warp w of the warpgroup holds rows 16w..16w+15, and within
 them every 8 columns repeat mma.sync's m16n8 accumulator layout (tcgemm.fragment_layouts):
 

@@ -23,9 +23,10 @@ import math
 
 import numpy as np
 
+from tcgemm import layouts
+from tcgemm.canonical import SWIZZLE_MODES, cute_notation
 from tcgemm.engine.catalog import GEMM_KERNELS
 from tcgemm.smem import banks, notation
-from tcgemm.smem.canonical import SWIZZLE_MODES, cute_notation
 from tcgemm.engine.source import copies_with_cp_async
 
 # The accesses (the explorer's menu; no kernel named: a preset names its own, see describe).
@@ -102,7 +103,7 @@ PRESETS = {
                                     access="fragment-8", elem_bytes=4),
     "fragment-8-padded": _preset("8-byte C fragment stores, fp32 rows padded by 32 bytes",
                                  access="fragment-8", elem_bytes=4, layout="padded", pad_bytes=32),
-    # The swizzle modes of TMA and wgmma (tcgemm.smem.canonical), one tile row per atom row.
+    # The swizzle modes of TMA and wgmma (tcgemm.canonical), one tile row per atom row.
     **{f"tma-{m.width}B": _preset(f"TMA / wgmma {m.width}-byte swizzle ({m.swizzle.name} on bytes), ldmatrix.x4",
                                   layout="swizzle", row_elems=m.width // DEFAULTS["elem_bytes"], B=m.swizzle.bits,
                                   M=m.swizzle.base, S=m.swizzle.shift, unit="byte")
@@ -127,36 +128,36 @@ def settings(**overrides) -> dict:
     return {**DEFAULTS, **overrides}
 
 
-def _elementwise(name: str, offset_at, elem_bytes: int, row_elems: int) -> banks.Layout:
+def _elementwise(name: str, offset_at, elem_bytes: int, row_elems: int) -> layouts.Layout:
     """A layout computed element by element, in lane order, with Python integers (as banks.js does)."""
     def offset(rows, cols):
         rows, cols = np.broadcast_arrays(rows, cols)
         values = [offset_at(int(r), int(c)) for r, c in zip(rows.ravel(), cols.ravel())]
         return np.array(values, dtype=np.int64).reshape(rows.shape)
 
-    return banks.custom(offset, name, elem_bytes, row_elems)
+    return layouts.custom(offset, name, elem_bytes, row_elems)
 
 
-def _custom_layout(expr: str, elem_bytes: int, row_elems: int) -> banks.Layout:
+def _custom_layout(expr: str, elem_bytes: int, row_elems: int) -> layouts.Layout:
     tree = notation.parse_expr(expr)
     names = {"elem_bytes": elem_bytes, "row_elems": row_elems, "row_bytes": row_elems * elem_bytes}
 
     def offset_at(row: int, col: int) -> int:
-        return notation.check_offset(notation.evaluate(tree, {**names, "row": row, "col": col}), row, col)
+        return layouts.check_offset(notation.evaluate(tree, {**names, "row": row, "col": col}), row, col)
 
     return _elementwise(f"custom: {expr}", offset_at, elem_bytes, row_elems)
 
 
-def _cute_layout(text: str, elem_bytes: int, unit: str) -> banks.Layout:
+def _cute_layout(text: str, elem_bytes: int, unit: str) -> layouts.Layout:
     cute = notation.parse_cute(text)
     if not 1 <= cute.cols <= MAX_ROW_ELEMS:
         raise ValueError(f"the layout's column mode must hold 1..{MAX_ROW_ELEMS} elements, got {cute.cols}")
-    swizzle = banks.Swizzle(*cute.swizzle) if cute.swizzle else (lambda offset: offset)
+    swizzle = layouts.Swizzle(*cute.swizzle) if cute.swizzle else (lambda offset: offset)
     before, after = (1, elem_bytes) if unit == "element" else (elem_bytes, 1)  # bytes per unit, each side
 
     def offset_at(row: int, col: int) -> int:
-        value = notation.check_offset(cute.element_offset(row, col) * before, row, col)
-        return notation.check_offset(int(swizzle(value)) * after, row, col)
+        value = layouts.check_offset(cute.element_offset(row, col) * before, row, col)
+        return layouts.check_offset(int(swizzle(value)) * after, row, col)
 
     return _elementwise(f"CuTe {cute} on {unit}s", offset_at, elem_bytes, cute.cols)
 
@@ -166,7 +167,7 @@ def _check_unit(unit: str) -> None:
         raise ValueError(f"unit must be 'element' or 'byte', got {unit!r}")
 
 
-def build_layout(s: dict) -> banks.Layout:
+def build_layout(s: dict) -> layouts.Layout:
     eb, re_, kind = s["elem_bytes"], s["row_elems"], s["layout"]
     if eb not in ELEM_BYTES:
         raise ValueError(f"element width must be one of {ELEM_BYTES} bytes, got {eb}")
@@ -176,18 +177,18 @@ def build_layout(s: dict) -> banks.Layout:
     if not isinstance(re_, int) or not 1 <= re_ <= MAX_ROW_ELEMS:
         raise ValueError(f"row length must be 1..{MAX_ROW_ELEMS} elements, got {re_}")
     if kind == "row-major":
-        return banks.row_major(re_, eb)
+        return layouts.row_major(re_, eb)
     if kind == "padded":
-        return banks.padded(re_, eb, s["pad_bytes"])
+        return layouts.padded(re_, eb, s["pad_bytes"])
     if kind == "xor":
         row_bytes = re_ * eb
         chunks = row_bytes // 16
         if row_bytes % 16 or chunks not in (1, 2, 4, 8):
             raise ValueError(f"the XOR layout needs rows of 16, 32, 64 or 128 bytes, got {row_bytes}")
-        return banks.xor_permuted(tile_chunks=chunks, elem_bytes=eb)
+        return layouts.xor_permuted(tile_chunks=chunks, elem_bytes=eb)
     if kind == "swizzle":
         _check_unit(s["unit"])
-        return banks.swizzle_layout(s["B"], s["M"], s["S"], re_, eb, s["unit"])
+        return layouts.swizzle_layout(s["B"], s["M"], s["S"], re_, eb, s["unit"])
     if kind == "custom":
         return _custom_layout(s["expr"], eb, re_)
     raise ValueError(f"unknown layout {kind!r}; choose one of {list(LAYOUTS)}")

@@ -1,4 +1,4 @@
-"""Pictures of shared-memory tiles and their banks, from tcgemm.smem.banks layouts. Pure (matplotlib).
+"""Pictures of shared-memory tiles and their banks, from tcgemm.layouts layouts. Pure (matplotlib).
 
 A tile is drawn in 16-byte chunks (8 fp16), the unit of the kernels' stores and of an ldmatrix
 row. A 16-byte chunk at byte address ``a`` covers banks 4g..4g+3 with ``g = (a // 16) % 8``: its
@@ -10,7 +10,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from tcgemm.smem.banks import Access, Layout, analyze, phase_name, phases
+from tcgemm.layouts import Layout
+from tcgemm.smem.banks import Access, analyze, phase_name, phases
 from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, new_figure, text_color_on
 
 CHUNK_BYTES = 16
@@ -132,9 +133,9 @@ def permutation_figure(layout: Layout, rows: int = 16, chunks: int = 4, row_labe
 
 
 def swizzle_modes_figure() -> Figure:
-    """The first 1024 bytes of shared memory in each swizzle mode of TMA and wgmma (tcgemm.smem.canonical),
+    """The first 1024 bytes of shared memory in each swizzle mode of TMA and wgmma (tcgemm.canonical),
     filled by the K-major fp16 tile that fits them (kilobyte_tile), as smem_lines draws them: 2 x 2 panels."""
-    from tcgemm.smem.canonical import SWIZZLE_MODES, kilobyte_tile, kmajor_layout
+    from tcgemm.canonical import SWIZZLE_MODES, kilobyte_tile, kmajor_layout
 
     cell = min(CELL_IN, (COLUMN_WIDTH_IN - 1.4) / (2 * GROUPS))
     fig = new_figure(2 * GROUPS * cell + 1.4, 2 * GROUPS * cell + 2.2, layout="constrained")

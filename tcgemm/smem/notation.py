@@ -38,7 +38,6 @@ semantics: integers of any size (Python int, JavaScript BigInt); // and % round 
 
 EXPR_NAMES = ("row", "col", "elem_bytes", "row_elems", "row_bytes")
 MAX_SHIFT = 64
-OFFSET_LIMIT = 2 ** 31
 MAX_TEXT = 400
 _TOKEN = re.compile(r"(?P<int>0[xX][0-9a-fA-F]+|_?[0-9]+)|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
                     r"|(?P<punct><<|>>|//|[-+*%^&|~(),:<>])")
@@ -211,12 +210,6 @@ def evaluate(node, names: dict[str, int]) -> int:
     _, op, left, right = node
     a = evaluate(left, names)
     return _OPS[op](a, evaluate(right, names), op)
-
-
-def check_offset(value: int, row: int, col: int) -> int:
-    if not 0 <= value < OFFSET_LIMIT:
-        raise NotationError(f"offset {value} of element ({row}, {col}) is outside 0..2^31-1")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------

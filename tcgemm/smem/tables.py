@@ -1,11 +1,17 @@
 """The bank-conflict chapter's tables of the shared-memory model (tcgemm.smem.kernel_smem): bytes and
-conflicts per mma of a launch, and one block's K step in each memory-order case. Pure module."""
+conflicts per mma of a launch, and one block's K step in each memory-order case; and, for the Hopper
+chapter, ldmatrix's bank conflicts in each swizzle mode of TMA and wgmma. Pure module."""
 from __future__ import annotations
 
+import numpy as np
+
+from tcgemm.canonical import ATOM_ROWS, CHUNK_BYTES, SWIZZLE_MODES, kilobyte_tile, kmajor_layout
 from tcgemm.engine.catalog import WMMA_CASES, configured
 from tcgemm.engine.kernel_types import MMA_ORDERS, ORDER_NAMES
 from tcgemm.engine.report import size_label
 from tcgemm.hw import mma_count
+from tcgemm.layouts import Layout, row_major
+from tcgemm.smem.banks import analysis_table, ldmatrix_access
 from tcgemm.smem.kernel_smem import block_step, count, predict
 from tcgemm.table import Column, Table
 
@@ -38,3 +44,21 @@ def order_smem_table(key: str = "k4.7") -> Table:
                   Column("copy wavefronts"), Column("copy conflicts"), Column("ldmatrix wavefronts"),
                   Column("ldmatrix conflicts")], rows,
                  caption=f"{configured(key).title}: shared memory of one block in one K step (bank model)")
+
+
+def ldmatrix_table() -> Table:
+    """Bank conflicts of an ldmatrix.x4 in each swizzle mode's kilobyte_tile (tcgemm.canonical), after
+    the same tile's first 8 rows row-major in 128-byte rows: its four 8-address phases read 8 rows of one
+    16-byte chunk each (chunks 0, 1, ... of rows 0-7, then of rows 8-15), the accesses every swizzle is
+    built for."""
+    def phases(layout: Layout, rows: int, chunks: int):
+        order = [(g, c) for g in range(0, rows, ATOM_ROWS) for c in range(chunks)][:4]
+        r = np.concatenate([np.arange(g, g + ATOM_ROWS) for g, _ in order])
+        k = np.concatenate([np.full(ATOM_ROWS, c * CHUNK_BYTES // 2) for _, c in order])
+        return ldmatrix_access(layout, r, k)
+
+    cases = {"row-major, 128-byte rows": phases(row_major(64, 2), 8, 8)}
+    for m in SWIZZLE_MODES.values():
+        rows, k_elems = kilobyte_tile(m.name)
+        cases[f"{m.name} ({m.notation})"] = phases(kmajor_layout(m.name, rows, k_elems), rows, k_elems // 8)
+    return analysis_table(cases)

@@ -17,7 +17,7 @@ def test_compare_one_dtype_with_its_baseline_and_ceiling(capsys):
     assert c.ceiling.exact and c.ceiling_tflops > 0
     assert c.table.column("% FFMA")[1] == pytest.approx(100 * c.result("s1").tflops / c.ceiling_tflops)
     assert len(c.figure().axes[0].patches) == 3
-    with pytest.raises(ValueError, match="one input dtype"):
+    with pytest.raises(ValueError, match="one input and output type"):
         compare_timings(["k1.1", "s1"], 256, 256, 256)
 
 
@@ -37,7 +37,7 @@ def test_time_in_rounds_times_each_kernel_against_cublas_in_every_round():
     assert [r["Kernel"].split(":")[0] for r in rows] == ["Kernel 1.1", "Kernel 4.4"]
     assert all(r["verdict"] in ("ahead", "level", "behind") and r["% of cuBLAS (cublasGemmEx)"] > 0 for r in rows)
     assert "3 interleaved rounds" in table.caption and lines[-1].startswith("[") and "3/3" in lines[-1]
-    with pytest.raises(ValueError, match="one input dtype"):
+    with pytest.raises(ValueError, match="one input and output type"):
         time_in_rounds(["k1.1", "s1"], 256, 256, 256, rounds=2)
 
 

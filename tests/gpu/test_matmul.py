@@ -1,6 +1,7 @@
-"""tcgemm.matmul on the GPU: every memory-order case of A and B (Kernel 4.7 for fp16, WMMA IMMA for
-int8, exact) on odd shapes, on views with offsets (aligned and not), with alpha, beta and C, every
-tile plan and split of Kernel 4.7, in place, and every bad input's error."""
+"""tcgemm.matmul on the GPU: every memory-order case of A and B (the dispatched kernel: 5.9 or 4.7 for
+fp16, WMMA IMMA for int8, exact) on odd shapes, on views with offsets (aligned and not), with alpha, beta
+and C, every tile plan and split of Kernel 4.7, in place; every output type, PyTorch tensors (bf16
+too), streams, CUDA graphs; and every bad input's error."""
 import numpy as np
 import pytest
 
@@ -68,9 +69,10 @@ def test_row_major_cupy_arrays_and_transposed_views():
     ref = A.astype(np.float32) @ B.astype(np.float32)
     for a, b in ((A, B), (cupy.ascontiguousarray(A.T).T, B), (A, cupy.ascontiguousarray(B.T).T)):
         D = tcgemm.matmul(a, b)
-        assert D.dtype == np.float32 and D.flags.c_contiguous
-        assert float(cupy.abs(D - ref).max()) < 1e-2
-    Dt = tcgemm.matmul(B.T, A.T)                           # (A B)^T from the transposed views
+        assert D.dtype == np.float16 and D.flags.c_contiguous      # A @ B's type, as in NumPy and CuPy
+        assert float(cupy.abs(D.astype(np.float32) - ref).max()) < 1e-2
+        assert tcgemm.matmul(a, b, out_dtype="float32").dtype == np.float32
+    Dt = tcgemm.matmul(B.T, A.T, out_dtype="float32")     # (A B)^T from the transposed views
     assert float(cupy.abs(Dt - ref.T).max()) < 1e-2
 
 
@@ -92,16 +94,22 @@ def test_bad_inputs_get_clear_errors():
     wide = cupy.ones((64, 64), dtype=np.float16)
     with pytest.raises(OperandError, match="non-contiguous"):
         tcgemm.matmul(wide[:, ::2], B)
-    with pytest.raises(OperandError, match="float16 or two int8"):
-        tcgemm.matmul(A.astype(np.float32), B)
+    with pytest.raises(OperandError, match="takes float16, bfloat16, int8 inputs, got float32"):
+        tcgemm.matmul(A.astype(np.float32), B.astype(np.float32))
+    with pytest.raises(OperandError, match="A is float16 and B is int8"):
+        tcgemm.matmul(A, B.astype(np.int8))
+    with pytest.raises(OperandError, match="float16 inputs give a float16 or float32 C, not int32"):
+        tcgemm.matmul(A, B, out_dtype="int32")
     with pytest.raises(OperandError, match="inner dimensions"):
         tcgemm.matmul(A, B[:16])
     with pytest.raises(OperandError, match="beta=2 needs a C"):
         tcgemm.matmul(A, B, beta=2)
-    with pytest.raises(OperandError, match="C has shape"):
+    with pytest.raises(OperandError, match="C must be a row-major \\(64, 48\\) float16"):
         tcgemm.matmul(A, B, beta=1, C=cupy.ones((48, 64), dtype=np.float32))
-    with pytest.raises(OperandError, match="out has dtype"):
-        tcgemm.matmul(A, B, out=cupy.empty((64, 48), dtype=np.float16))
+    with pytest.raises(OperandError, match="not uint16"):
+        tcgemm.matmul(A, B, out=cupy.empty((64, 48), dtype=np.uint16))
+    with pytest.raises(OperandError, match="out must be a row-major \\(64, 48\\) float16"):
+        tcgemm.matmul(A, B, out=cupy.empty((48, 64), dtype=np.float16))
     buffer = cupy.zeros(64 * 48 * 2, dtype=np.float32)
     with pytest.raises(OperandError, match="C overlaps out"):
         tcgemm.matmul(A, B, out=buffer[:64 * 48].reshape(64, 48), beta=1, C=buffer[8:8 + 64 * 48].reshape(64, 48))
@@ -109,3 +117,86 @@ def test_bad_inputs_get_clear_errors():
         tcgemm.matmul(cupy.asnumpy(A), B)
     with pytest.raises(OperandError, match="needs it column-major"):
         tcgemm.matmul(A, B, kernel="k4.6")
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    return torch
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_torch_tensors_come_back_as_tensors_without_a_copy(dtype):
+    import tcgemm
+    from tcgemm.engine.gpu.compile import current_arch
+    torch = _torch()
+    if dtype == "bfloat16" and current_arch() != "sm_90":
+        pytest.skip("bf16 runs on sm_90 (Kernel 5.9)")
+    kind = getattr(torch, dtype)
+    A = torch.rand(300, 520, device="cuda", dtype=kind) - 0.5
+    B = (torch.rand(200, 520, device="cuda", dtype=kind) - 0.5).T      # column-major
+    ref = A.double() @ B.double()
+    D = tcgemm.matmul(A, B)
+    assert isinstance(D, torch.Tensor) and D.dtype == kind and D.shape == (300, 200)
+    assert float((D.double() - ref).abs().max() / ref.abs().max()) < (1e-2 if dtype == "bfloat16" else 2e-3)
+    out = torch.empty(300, 200, device="cuda", dtype=torch.float32)
+    assert tcgemm.matmul(A, B, out=out) is out and float((out.double() - ref).abs().max()) < 1e-3
+
+
+def test_torch_inputs_that_cannot_be_operands_are_named():
+    import tcgemm
+    torch = _torch()
+    A = torch.ones(64, 32, dtype=torch.float16)
+    B = torch.ones(32, 48, device="cuda", dtype=torch.float16)
+    with pytest.raises(OperandError, match="A is a PyTorch tensor in host memory"):
+        tcgemm.matmul(A, B)
+    with pytest.raises(OperandError, match="bool tensor"):
+        tcgemm.matmul(A.cuda().bool(), B)
+    with pytest.raises(OperandError, match="float32"):
+        tcgemm.matmul(A.cuda().float(), B.float())
+
+
+def test_runs_on_the_current_stream_and_in_a_cuda_graph():
+    import cupy
+    import tcgemm
+    A = (cupy.random.default_rng(2).random((512, 384), dtype=np.float32) - 0.5).astype(np.float16)
+    B = cupy.asfortranarray((cupy.random.default_rng(3).random((384, 640), dtype=np.float32) - 0.5).astype(np.float16))
+    ref = A.astype(np.float32) @ B.astype(np.float32)
+    out = cupy.full((512, 640), np.nan, dtype=np.float16)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    big = cupy.ones((4096, 4096), dtype=np.float32)
+    with stream:
+        big @ big                             # the stream starts busy
+        tcgemm.matmul(A, B, out=out)          # prepared and launched here, ordered on this stream
+        tcgemm.matmul(A, B, out=out)
+        stream.synchronize()
+        stream.begin_capture()
+        tcgemm.matmul(A, B, out=out)          # the same call again: captured, nothing allocated
+        graph = stream.end_capture()
+        out[...] = np.nan
+        graph.launch()
+    stream.synchronize()
+    assert float(cupy.abs(out.astype(np.float32) - ref).max()) < 1e-2
+
+
+@pytest.mark.parametrize("shape", [(1024, 1024, 1024), (512, 512, 512), (96, 4096, 4096)])
+def test_a_new_d_per_call_is_right_whether_the_last_one_is_kept_or_dropped(shape):
+    """tcgemm.matmul allocates D and holds it by address only (PreparedGemm.forget_output): a D the caller
+    keeps is never written again, and a D that lands where a dropped one was is written in full."""
+    import cupy
+    import tcgemm
+    M, N, K = shape
+    rng = cupy.random.default_rng(7)
+    A = (rng.random((M, K), dtype=np.float32) - 0.5).astype(np.float16)
+    B = cupy.asfortranarray((rng.random((K, N), dtype=np.float32) - 0.5).astype(np.float16))
+    first = tcgemm.matmul(A, B)
+    kept = first.copy()
+    A2 = -A
+    second = tcgemm.matmul(A2, B)                     # first is alive: second is elsewhere
+    assert second.data.ptr != first.data.ptr and bool(cupy.all(first == kept))
+    assert bool(cupy.all(second == -kept))
+    address = second.data.ptr
+    del second
+    third = tcgemm.matmul(A, B)                       # most likely where second was, through the same launch
+    assert bool(cupy.all(third == kept)), (third.data.ptr == address)

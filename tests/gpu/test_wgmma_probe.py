@@ -2,8 +2,8 @@
 the wgmma probe on an sm_90 GPU (skipped on any other)."""
 import pytest
 
+from tcgemm.canonical import SWIZZLE_MODES
 from tcgemm.hopper.gpu.wgmma import MN_CASES
-from tcgemm.smem.canonical import SWIZZLE_MODES
 
 pytestmark = pytest.mark.gpu
 

@@ -26,6 +26,14 @@ from tcgemm.engine.gpu.timing import time_launches
 
 CUBLAS = "cuBLAS (cublasGemmEx)"
 CUBLAS_SGEMM = "cuBLAS SGEMM (cublasSgemm, TF32 off)"
+# The cublasGemmEx baselines by key: (name, input dtype, output dtype), all with an fp32 accumulator
+# (CUBLAS_COMPUTE_32F); "cublas" is the book's first.
+CUBLAS_GEMM_EX = {
+    "cublas": (CUBLAS, "float16", "float32"),
+    "cublas-fp16-c": ("cuBLAS (cublasGemmEx, fp16 C)", "float16", "float16"),
+    "cublas-bf16": ("cuBLAS (cublasGemmEx, bf16 in)", "bfloat16", "float32"),
+    "cublas-bf16-c": ("cuBLAS (cublasGemmEx, bf16 in, bf16 C)", "bfloat16", "bfloat16"),
+}
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,12 @@ class Runner:
     prepare_launch: Callable  # (A, B, C) -> a callable that computes C = A @ B each time it is called
     spec: object = None  # the GemmKernel configuration, None for cuBLAS
     in_dtype: str = "float16"
+    accumulator: str = "float32"
+
+    @property
+    def group(self) -> str:
+        """The key of the GROUPS entry it is compared in (group_key of its types)."""
+        return group_key(self.in_dtype, self.out_dtype)
 
     def new_output(self, M: int, N: int):
         return poisoned((M, N), self.out_dtype)
@@ -57,13 +71,16 @@ def accumulation_errors(Ks=(256, 1024, 4096, 16384), M: int = 256, N: int = 256)
 
 def runner(key: str, spec=None) -> Runner:
     """cuBLAS, or the kernel `key` in the configuration the launcher picks (or `spec`)."""
-    if key == "cublas":
-        return Runner(CUBLAS, "float32", cublas.prepare_gemm_ex)
+    if key in CUBLAS_GEMM_EX:
+        name, in_dtype, out_dtype = CUBLAS_GEMM_EX[key]
+        element = "bf16" if in_dtype == "bfloat16" else "fp16"
+        return Runner(name, out_dtype, partial(cublas.prepare_gemm_ex, element=element, out_dtype=out_dtype),
+                      in_dtype=in_dtype)
     if key == "cublas-sgemm":
         return Runner(CUBLAS_SGEMM, "float32", cublas.prepare_sgemm, in_dtype="float32")
     spec = for_this_gpu(kernel_spec(key)) if spec is None else spec
     name = f"{spec.title} ({spec.variant})" if spec.configs or spec.variant != kernel_spec(key).variant else spec.title
-    return Runner(name, spec.out_dtype, partial(prepare, spec), spec, spec.in_dtype)
+    return Runner(name, spec.out_dtype, partial(prepare, spec), spec, spec.in_dtype, spec.accumulator)
 
 
 def on_random_operands(r: Runner, M: int, N: int, K: int):
@@ -80,7 +97,7 @@ def check_runner(r: Runner, M: int, N: int, K: int, seed: int | None = None) -> 
     r.prepare_launch(A, B, C)()
     ref = reference(A, B)
     cupy.cuda.get_current_stream().synchronize()
-    return check_output(C, ref, K)
+    return check_output(C, ref, K, r.accumulator)
 
 
 def progress_bar(done: int, total: int, label: str, width: int = 24) -> str:
@@ -112,7 +129,7 @@ def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int | No
     (`reps` fixes the number of timed runs, `warmup` the least number of warm-up runs)."""
     keys = bench_keys() if keys is None else list(keys)
     if with_cublas:
-        keys = with_baselines(keys)
+        keys = with_baselines(keys, specs)
     results = []
     for i, key in enumerate(keys, 1):
         r = runner(key, (specs or {}).get(key))
@@ -133,17 +150,32 @@ def bench(keys=None, M: int = 4096, N: int = 4096, K: int = 4096, reps: int | No
     return results
 
 
-def input_dtype(key: str) -> str:
-    return "float32" if key == "cublas-sgemm" else "float16" if key == "cublas" else kernel_spec(key).in_dtype
+def group_key(in_dtype: str, out_dtype: str) -> str:
+    """The GROUPS key of kernels with these input and output dtypes: the input dtype, and the output's
+    where C is not fp32 ("float16 -> float16")."""
+    return in_dtype if out_dtype == "float32" else f"{in_dtype} -> {out_dtype}"
 
 
-def with_baselines(keys) -> list[str]:
-    """`keys` grouped by input dtype, each group led by its cuBLAS baseline (kept where already given)."""
+def group_of(key: str, spec=None) -> str:
+    """The GROUPS key of cuBLAS baseline `key` or of kernel `key` (in configuration `spec`): a kernel of one
+    pair of types by its input dtype (HGEMM, whose C is fp16, among the fp16 kernels), Kernel 5.9's builds
+    by input and output (group_key)."""
+    if key == "cublas-sgemm":
+        return "float32"
+    if key in CUBLAS_GEMM_EX:
+        return group_key(*CUBLAS_GEMM_EX[key][1:])
+    spec = kernel_spec(key) if spec is None else spec
+    return group_key(spec.in_dtype, spec.out_dtype) if spec.dtypes else spec.in_dtype
+
+
+def with_baselines(keys, specs: dict | None = None) -> list[str]:
+    """`keys` grouped by their types (group_of), each group led by its cuBLAS baseline (kept where already
+    given). `specs`: configurations to use instead of the catalog's, by key."""
     groups: dict[str, list[str]] = {}
     for key in keys:
-        groups.setdefault(input_dtype(key), []).append(key)
-    return [k for dtype, group in groups.items()
-            for k in dict.fromkeys([GROUPS[dtype].baseline, *group])]
+        groups.setdefault(group_of(key, (specs or {}).get(key)), []).append(key)
+    return [k for name, group in groups.items()
+            for k in dict.fromkeys([GROUPS[name].baseline, *group])]
 
 
 @dataclass(frozen=True)
@@ -162,6 +194,12 @@ class Group:
 GROUPS = {
     "float16": Group("Tensor Cores: fp16 in, fp32 accumulate", "cublas", "tflops", "mma.sync"),
     "float32": Group("CUDA cores (SGEMM): fp32 in, fp32 accumulate, FFMA", "cublas-sgemm", "fp32", "FFMA"),
+    # Kernel 5.9's other types: the same Tensor Core rate for bf16 as for fp16 (the datasheet's)
+    "float16 -> float16": Group("Tensor Cores: fp16 in, fp32 accumulate, fp16 C", "cublas-fp16-c", "tflops",
+                                "mma.sync"),
+    "bfloat16": Group("Tensor Cores: bf16 in, fp32 accumulate", "cublas-bf16", "tflops", "mma.sync"),
+    "bfloat16 -> bfloat16": Group("Tensor Cores: bf16 in, fp32 accumulate, bf16 C", "cublas-bf16-c", "tflops",
+                                  "mma.sync"),
 }
 
 
@@ -240,37 +278,41 @@ class Comparison:
 
 
 def compare_timings(keys, M: int = 4096, N: int = 4096, K: int = 4096, reps: int | None = None,
-            warmup: int | None = None, ceiling=False, log: Callable[[str], None] | None = None) -> Comparison:
-    """Check and time kernels of one input dtype and their cuBLAS baseline at one size. `ceiling`:
-    False for none, True to measure this dtype's ceiling (mma.sync or FFMA) first, or a ceiling
-    measured earlier (anything with .tflops)."""
+                    warmup: int | None = None, ceiling=False, log: Callable[[str], None] | None = None,
+                    specs: dict | None = None) -> Comparison:
+    """Check and time kernels of one group (input and output dtypes: GROUPS) and their cuBLAS baseline at
+    one size. `ceiling`: False for none, True to measure the group's ceiling (mma.sync or FFMA) first, or
+    a ceiling measured earlier (anything with .tflops). `specs`: configurations by key, as for bench."""
     keys = list(keys)
     if not keys:
         raise ValueError("compare_timings() needs at least one kernel key")
-    dtypes = {key: input_dtype(key) for key in keys}
+    dtypes = {key: group_of(key, (specs or {}).get(key)) for key in keys}
     if len(set(dtypes.values())) != 1:
-        raise ValueError(f"compare_timings() takes kernels of one input dtype; got {dtypes}: call it once per dtype")
+        raise ValueError(f"compare_timings() takes kernels of one input and output type; got {dtypes}: "
+                         "call it once per group")
     dtype = dtypes[keys[0]]
     measured = GROUPS[dtype].measure_ceiling() if ceiling is True else (ceiling or None)
     if measured is not None and log:
         log(str(measured))
-    results = bench(keys, M, N, K, reps=reps, warmup=warmup, log=log)
+    results = bench(keys, M, N, K, reps=reps, warmup=warmup, log=log, specs=specs)
     info = device_info()
     return Comparison(info.name, dtype, M, N, K, tuple(results), peak_for(info.name), measured)
 
 
 def time_in_rounds(keys, M: int = 4096, N: int = 4096, K: int = 4096, rounds: int = 5, reps: int | None = None,
-                   log: Callable[[str], None] | None = None) -> Table:
+                   log: Callable[[str], None] | None = None, specs: dict | None = None) -> Table:
     """Kernels of one input dtype and their cuBLAS baseline, each checked on fresh random inputs and
     prepared once, then timed in turn (time_launches), `rounds` times, the order rotated each round
     (tcgemm.engine.rounds): the median of each kernel's speed over cuBLAS's, its spread and a verdict. Kernels
     that cannot run the size are left out; a kernel that fails its check stops the run."""
-    keys = with_baselines(list(keys))
-    if len({input_dtype(k) for k in keys}) != 1:
-        raise ValueError(f"time_in_rounds() takes kernels of one input dtype; got {keys}: call it once per dtype")
+    specs = specs or {}
+    keys = with_baselines(list(keys), specs)
+    if len({group_of(k, specs.get(k)) for k in keys}) != 1:
+        raise ValueError(f"time_in_rounds() takes kernels of one input and output type; got {keys}: "
+                         "call it once per group")
     launches = {}
     for key in keys:
-        r = runner(key)
+        r = runner(key, specs.get(key))
         if r.spec is not None and (skip := why_not(r.spec, M, N, K)):
             if log:
                 log(f"    {r.name} skipped: {skip}")

@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from tcgemm.engine.catalog import ELEMENTS
+from tcgemm.engine.kernel_types import storage_dtype
 from tcgemm.engine.gpu.device import require_gpu
 
 _ONE = np.ones(1, dtype=np.float32)
@@ -51,24 +52,31 @@ def gemm_ex(A, B, C, element: str | None = None) -> None:
     prepare_gemm_ex(A, B, C, element)()
 
 
-def _check_arrays(A, B, C, element: str, what: str):
-    """(M, N, K) of A row-major M x K, B column-major K x N, C row-major M x N in element's dtypes."""
+def _check_arrays(A, B, C, element: str, what: str, out_dtype: str | None = None):
+    """(M, N, K) of A row-major M x K, B column-major K x N, C row-major M x N in element's dtypes (C in
+    `out_dtype`'s where given)."""
     e = ELEMENTS[element]
+    c_dtype = e.out_dtype if out_dtype is None else storage_dtype(out_dtype)
     if not (A.flags.c_contiguous and B.flags.f_contiguous and C.flags.c_contiguous):
         raise ValueError(f"{what} expects A row-major, B column-major, C row-major")
-    if A.dtype != e.dtype or B.dtype != e.dtype or C.dtype != e.out_dtype:
-        raise ValueError(f"{what} with {element} inputs expects {e.dtype} A and B and a {e.out_dtype} C, "
+    if A.dtype != e.dtype or B.dtype != e.dtype or C.dtype != c_dtype:
+        raise ValueError(f"{what} with {element} inputs expects {e.dtype} A and B and a {c_dtype} C, "
                          f"got {A.dtype}, {B.dtype} and {C.dtype}")
     return A.shape[0], B.shape[1], A.shape[1]
 
 
-def prepare_gemm_ex(A, B, C, element: str | None = None):
+# The C types cublasGemmEx may write from fp16 or bf16 inputs with CUBLAS_COMPUTE_32F (as Kernel 5.9 does).
+_C_TYPES = {"float32": "CUDA_R_32F", "float16": "CUDA_R_16F", "bfloat16": "CUDA_R_16BF"}
+
+
+def prepare_gemm_ex(A, B, C, element: str | None = None, out_dtype: str | None = None):
     """C = A @ B by cublasGemmEx, checked once, as a callable that only sets the handle up and calls
     cuBLAS: A row-major M x K, B column-major K x N, C row-major M x N, with `element` inputs (a key of
     _GEMM_EX; None: fp16 or int8, by A's dtype): fp16 or bf16 A and B with an fp32 C (CUBLAS_COMPUTE_32F),
     fp32 ones rounded to tf32 (CUBLAS_COMPUTE_32F_FAST_TF32), or int8 A and B with an int32 C
     (CUBLAS_COMPUTE_32I, exact). The int8 path wants 4-byte aligned operands and leading dimensions that
-    are multiples of 4, so K and N must be multiples of 4 there."""
+    are multiples of 4, so K and N must be multiples of 4 there. `out_dtype` (fp16 and bf16 inputs only):
+    C in float32, float16 or bfloat16 (held as uint16 bits), accumulated in fp32 and rounded once."""
     cupy = require_gpu()
     from cupy_backends.cuda.libs import cublas
     from cupy_backends.cuda.api import runtime
@@ -77,10 +85,14 @@ def prepare_gemm_ex(A, B, C, element: str | None = None):
     if kind not in _GEMM_EX:
         raise ValueError(f"cublasGemmEx baseline: no input type {kind or A.dtype.name!r}; "
                          f"it takes {', '.join(_GEMM_EX)} (fp8: prepare_lt_fp8)")
-    M, N, K = _check_arrays(A, B, C, kind, "cuBLAS baseline")
+    if out_dtype is not None and (kind not in ("fp16", "bf16") or out_dtype not in _C_TYPES):
+        raise ValueError(f"cuBLAS baseline: a {out_dtype} C from {kind} inputs is not offered here; fp16 and bf16 "
+                         f"inputs take a C of {', '.join(_C_TYPES)}")
+    M, N, K = _check_arrays(A, B, C, kind, "cuBLAS baseline", out_dtype)
     if kind == "int8" and (K % 4 or N % 4 or any(x.data.ptr % 4 for x in (A, B, C))):
         raise ValueError(f"cuBLAS int8 GEMM needs K and N multiples of 4 and 4-byte aligned arrays, got K={K}, N={N}")
     in_type, out_type, compute, scale = _GEMM_EX[kind]
+    out_type = out_type if out_dtype is None else _C_TYPES[out_dtype]
     in_type = getattr(runtime, in_type)
     out_type = getattr(runtime, out_type) if isinstance(out_type, str) else out_type
     one, zero = np.ones(1, dtype=scale), np.zeros(1, dtype=scale)

@@ -74,6 +74,12 @@ def require_gpu():
     return cupy
 
 
+@lru_cache(maxsize=None)
+def checked_cupy():
+    """require_gpu()'s answer, its checks done once per process: what a call that must be quick uses."""
+    return require_gpu()
+
+
 @dataclass(frozen=True)
 class DeviceInfo:
     name: str

@@ -20,11 +20,12 @@ from tcgemm.engine.catalog import GEMM_KERNELS, WMMA_CASES
 from tcgemm.engine.accuracy import Check, ExactCheck, compare_outputs, compare_exact
 from tcgemm.errors import UnsupportedOnGPUError
 from tcgemm.hw import peak_for
-from tcgemm.engine.kernel_types import OPERAND_ORDERS, GemmKernel, Signature, WmmaKernel
+from tcgemm.engine import bfloat16
+from tcgemm.engine.kernel_types import OPERAND_ORDERS, GemmKernel, Signature, WmmaKernel, storage_dtype
 from tcgemm.engine.plan import MMA_SYNC_SHARE, GpuShape, plan_kernel
 from tcgemm.engine.operands import check_addend, check_device, check_gemm_operands, check_gemm_shape, leading_dimension
 from tcgemm.engine.gpu.compile import current_arch, get_arch_specific_function, get_function, source_versions
-from tcgemm.engine.gpu.device import device_info, require_gpu
+from tcgemm.engine.gpu.device import checked_cupy, device_info, require_gpu
 
 def k_align(x) -> int:
     """Elements of x per 16-byte copy (fp16: 8): any-shape kernels need rows of a multiple of this."""
@@ -38,7 +39,7 @@ def kernel_spec(key: str) -> GemmKernel:
         raise KeyError(f"unknown kernel {key!r}; the kernels are: {', '.join(GEMM_KERNELS)}") from None
 
 
-_gpu = lru_cache(maxsize=None)(require_gpu)    # cupy, its checks done once per process
+_gpu = checked_cupy    # cupy, its checks done once per process
 
 
 def for_this_gpu(spec: GemmKernel) -> GemmKernel:
@@ -226,7 +227,7 @@ class PreparedGemm:
         fn = kernel_function(spec)
         out, addend, self._reduce = C, C if addend is None else addend, None
         if spec.splits > 1:     # partial C per split into a workspace, then one pass adds them into C
-            out = _gpu().empty(spec.splits * self.M * self.N, dtype=spec.out_dtype)
+            out = _gpu().empty(spec.splits * self.M * self.N, dtype=storage_dtype(spec.out_dtype))
             self._reduce = self._reduce_launch(out, alpha, beta, addend)
             alpha, beta, addend = 1, 0, out
         grid = spec.grid(self.M, self.N, device_info().sm_count)
@@ -272,6 +273,32 @@ class PreparedGemm:
         self._launch()
         if self._reduce is not None:
             self._reduce[0](*self._reduce[1:])
+
+    def forget_output(self) -> None:
+        """Hold C by its address only, so that its memory goes back to CuPy's pool once its user drops it:
+        for a C its caller allocated for one call and handed away (tcgemm.matmul). The launch may still
+        run, into whatever C has the same address, shape and strides (the key `prepared` reuses it under).
+        `self.C` becomes None."""
+        if self.C is None:
+            return
+        self._launch = _by_address(self._launch, self.C)
+        if self._reduce is not None:
+            self._reduce = self._reduce[:3] + (_addresses(self._reduce[3], self.C),)
+        self.C = None
+
+
+def _addresses(args: tuple, x) -> tuple:
+    """args with the array x replaced by its address (a 64-bit kernel argument all the same)."""
+    return tuple(np.uint64(a.data.ptr) if a is x else a for a in args)
+
+
+def _by_address(launch, x):
+    """A builder's launch that no longer holds the array x (see PreparedGemm.forget_output)."""
+    if isinstance(launch, partial):       # _launch's partial(fn, grid, block, args, shared_mem=...)
+        grid_block, args = launch.args[:-1], launch.args[-1]
+        return partial(launch.func, *grid_block, _addresses(args, x), **launch.keywords)
+    launch.forget(x)                      # a launch of its own kind (tcgemm.engine.gpu.tma.StructLaunch)
+    return launch
 
 
 def prepare(spec: GemmKernel | WmmaKernel, A, B, C=None, *, alpha=1, beta=0, addend=None) -> PreparedGemm:
@@ -345,13 +372,15 @@ def run_kernel(key: str, A, B, spec: GemmKernel | None = None):
 
 # ---- the operands and results of every check ----------------------------------------------------
 
-ADDEND_DTYPES = {"float16": "float32", "float32": "float32", "int8": "int32"}   # C to add, by input dtype
+ADDEND_DTYPES = {"float16": "float32", "bfloat16": "float32", "float32": "float32", "int8": "int32"}   # C to add
 
 
 def random_values(rng, size, dtype: str):
     """Random values of `dtype`, an array of `size` (a length or a shape), from the CuPy generator rng:
-    floats uniform in [-1, 1) (drawn in fp32, then rounded), int8 uniform over all 256 values, int32
-    uniform in [-2^20, 2^20)."""
+    floats uniform in [-1, 1) (drawn in fp32, then rounded; bfloat16 as its bits, tcgemm.engine.bfloat16),
+    int8 uniform over all 256 values, int32 uniform in [-2^20, 2^20)."""
+    if dtype == "bfloat16":
+        return bfloat16.bits_of(random_values(rng, size, "float32"))
     if np.dtype(dtype).kind == "f":
         return (rng.random(size, dtype=np.float32) * 2 - 1).astype(dtype)
     bits = {"int8": 8, "int32": 21}[str(np.dtype(dtype))]
@@ -386,7 +415,10 @@ def case_operands(case: str, M: int, N: int, K: int, dtype: str = "float16", off
 
 
 def poisoned(shape, dtype):
-    """A new GPU array filled with NaN, or for an integer dtype with its most negative value."""
+    """A new GPU array filled with NaN (bfloat16: a NaN's bits), or for an integer dtype with its most
+    negative value."""
+    if dtype == "bfloat16":
+        return _gpu().full(shape, bfloat16.NAN_BITS, dtype=storage_dtype(dtype))
     fill = np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else np.nan
     return _gpu().full(shape, fill, dtype=dtype)
 
@@ -396,7 +428,10 @@ def reference(A, B, C=None, alpha=1, beta=0):
     in fp64 (CuPy's fp64 matmul), the product rounded to fp32, then scaled in fp32. An fp32 product would
     not do for fp16 inputs: on a sum that cancels it is off by a few 1e-8 where a kernel can be exact.
     int8 inputs exactly, with int32's wrap-around: A @ B in fp64 (exact: every sum stays below 2^53),
-    then alpha * AB + beta * C in int64, reduced mod 2^32. C is read only where beta != 0."""
+    then alpha * AB + beta * C in int64, reduced mod 2^32. C is read only where beta != 0. uint16 A and B
+    are bf16 bit patterns (the engine's bfloat16)."""
+    if A.dtype == np.uint16:
+        A, B = bfloat16.values_of(A), bfloat16.values_of(B)
     if np.dtype(A.dtype).kind == "i":
         ab = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.int64)
         wide = np.int64(alpha) * ab + (np.int64(beta) * C.astype(np.int64) if beta != 0 else 0)
@@ -405,12 +440,20 @@ def reference(A, B, C=None, alpha=1, beta=0):
     return ref + beta * C if beta != 0 else ref
 
 
-def check_output(out, ref, K: int | None = None) -> Check | ExactCheck:
+def check_output(out, ref, K: int | None = None, accumulator: str | None = None) -> Check | ExactCheck:
     """A kernel's output against `reference`, on the host: an integer one bit for bit
-    (tcgemm.engine.accuracy.compare_exact), a float one under tcgemm.engine.accuracy's tolerance of its precision (fp32 or
-    fp16 accumulation), for sums of K terms where K is given (tcgemm.engine.accuracy.tolerance), else the fixed one."""
+    (tcgemm.engine.accuracy.compare_exact), a float one under tcgemm.engine.accuracy's tolerance of its
+    accumulator, for sums of K terms where K is given (tcgemm.engine.accuracy.tolerance), else the fixed one.
+    `accumulator`: "float32" or "float16"; None: that of the output's dtype (HGEMM's fp16 C is summed in
+    fp16). A 16-bit output of an fp32 accumulator (Kernel 5.9) is allowed its final rounding too; uint16
+    output holds bf16 bits."""
     cupy = _gpu()
     out, ref = cupy.asnumpy(out), cupy.asnumpy(ref)
     if np.dtype(out.dtype).kind == "i":
         return compare_exact(out, ref)
-    return compare_outputs(out, ref, str(out.dtype), K)
+    stored = "bfloat16" if out.dtype == np.uint16 else str(out.dtype)
+    if stored == "bfloat16":
+        out = bfloat16.values_of(out)
+    accumulator = accumulator or ("float16" if stored == "float16" else "float32")
+    rounded = stored if accumulator == "float32" and stored != "float32" else None
+    return compare_outputs(out, ref, accumulator, K, rounded_to=rounded)

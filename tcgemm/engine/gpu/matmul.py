@@ -1,12 +1,15 @@
 """tcgemm.matmul: D = alpha * A @ B + beta * C on ordinary arrays, row- or column-major.
 
-fp16 A and B run Kernel 4.7, the book's fastest mma.sync kernel compiled for their memory orders
-(an operand that is not K-major is read with ldmatrix.trans), with its tile planned per problem here
-(tcgemm.engine.plan.plan_kernel, for this GPU's shape) before the launcher (tcgemm.engine.gpu.gemm) is asked.
-Nothing is copied unless an operand's rows are not 16-byte aligned (a leading dimension that is
-not a multiple of 8, or a view starting between 16-byte boundaries): that operand is copied into
-an aligned buffer on each call. int8 A and B run the WMMA IMMA kernel (exact int32 results), which
-needs M, N and K multiples of 16: other shapes are zero-padded into buffers (copies) around it.
+The kernel is tcgemm.engine.dispatch's choice for the GPU, the shape and the types: on sm_90 Kernel 5.9
+(wgmma, C in the inputs' 16-bit type or fp32) where its tiles fill the GPU, else Kernel 4.7 (mma.sync,
+its tile planned per problem here: tcgemm.engine.plan.plan_kernel) for fp16; int8 runs the WMMA IMMA
+kernel (exact int32 results, M, N and K zero-padded to multiples of 16 around it: copies). D is in the
+inputs' type by default, summed in fp32 (out_dtype="float32" keeps the sums). Where the kernel's C is not
+the caller's (Kernel 4.7 stores fp32 only; Kernel 5.9 does not scale), the kernel writes A @ B into an
+fp32 buffer and one elementwise pass applies alpha and beta and rounds into D. Nothing else is copied
+unless an operand's rows are not 16-byte aligned (see tcgemm.engine.gpu.gemm.prepare). Arrays of other
+libraries (PyTorch tensors, bf16 ones too, and anything with __cuda_array_interface__ or __dlpack__) are
+viewed without a copy (tcgemm.engine.gpu.interop) and D comes back as the caller's kind.
 
 `python -m tcgemm.engine.gpu.matmul CASE M N K [TILE/SPLITS] [OFFSET]` runs one checked call (the
 compute-sanitizer tests), e.g. `python -m tcgemm.engine.gpu.matmul "A B" 129 257 75 16x64/3 3`.
@@ -14,50 +17,164 @@ compute-sanitizer tests), e.g. `python -m tcgemm.engine.gpu.matmul "A B" 129 257
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 
 import numpy as np
 
 from tcgemm.engine.catalog import WMMA_CASES, WMMA_KERNELS
-from tcgemm.engine.kernel_types import ORDER_NAMES
+from tcgemm.engine.dispatch import Dispatch, dispatch, output_dtype
+from tcgemm.engine.kernel_types import ORDER_NAMES, storage_dtype
 from tcgemm.errors import OperandError
 from tcgemm.engine.plan import plan_kernel, tile_named
-from tcgemm.engine.operands import check_device, memory_order
+from tcgemm.engine.operands import memory_order
 from tcgemm.fragments.gpu import wmma
+from tcgemm.engine.gpu import interop
 from tcgemm.engine.gpu.compile import current_arch
-from tcgemm.engine.gpu.device import require_gpu
+from tcgemm.engine.gpu.device import checked_cupy, device_info, require_gpu
 from tcgemm.engine.gpu.gemm import (case_operands, check_output, for_this_gpu, gpu_shape, kernel_spec, poisoned, prepare,
-                              prepared, reference, zero_padded)
+                                    prepared, reference, zero_padded)
 
-DEFAULT_KERNELS = {"float16": "k4.7", "int8": "w1.1"}
 WMMA_TILE = 16
 
 
-def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None):
+def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None, out_dtype: str | None = None):
     """D = alpha * A @ B + beta * C, into `out` (or a new row-major array); returns D.
 
-    A: (M, K) and B: (K, N), both float16 (D float32) or both int8 (D int32), each row-major or
-    column-major (a .T view of a row-major array is column-major), with any offset. C: (M, N)
-    row-major in D's dtype, read only where beta != 0; out=C updates C in place. `kernel`: a key of
-    tcgemm.engine.catalog (default Kernel 4.7 for fp16, W1.1 for int8); a kernel that reads fixed memory
-    orders refuses other ones. A repeated call with the same arrays and out reuses its checks."""
-    cupy = require_gpu()
-    device = cupy.cuda.runtime.getDevice()
-    for name, x in (("A", A), ("B", B)):
-        check_device(name, x, device)
-    if A.dtype != B.dtype or str(A.dtype) not in DEFAULT_KERNELS:
-        raise OperandError(f"A is {A.dtype} and B is {B.dtype}; tcgemm.matmul takes two float16 or two int8 "
-                           f"matrices (convert with .astype('float16'))")
-    key = kernel or DEFAULT_KERNELS[str(A.dtype)]
-    if key in WMMA_KERNELS:
-        return _padded_wmma(key, A, B, out, alpha, beta, C)
-    spec = for_this_gpu(kernel_spec(key))
-    if spec.either_order:
-        spec = spec.with_orders(memory_order("A", A, spec.a_order), memory_order("B", B, spec.b_order))
-    if spec.planned and A.ndim == B.ndim == 2 and min(A.shape + B.shape) > 0:   # else prepare says what is wrong
-        spec = plan_kernel(spec, A.shape[0], B.shape[1], A.shape[1], gpu_shape(), current_arch())
-    run = prepared(spec, A, B, out, alpha=alpha, beta=beta, addend=C)
+    A: (M, K) and B: (K, N) of one type: float16, bfloat16 (a PyTorch tensor; sm_90) or int8, each row-major
+    or column-major (a .T view of a row-major array is column-major), with any offset; CuPy arrays,
+    PyTorch tensors or any array with __cuda_array_interface__ or __dlpack__ (D comes back as the same
+    kind). D: in the inputs' type (int8: int32), or `out_dtype` ("float32" for fp16 and bf16), or out's
+    type. C: (M, N) row-major in D's type, read only where beta != 0; out=C updates C in place.
+    `kernel`: a key of tcgemm.engine.catalog to run instead of tcgemm.engine.dispatch's choice (e.g. "k4.7",
+    "k5.7", "k5.9"). A repeated call with the same arrays reuses its checks."""
+    device = checked_cupy().cuda.runtime.getDevice()
+    back, stream = interop.handing_back(A)
+    a, b = interop.view("A", A, device), interop.view("B", B, device)
+    o = interop.view("out", out, device) if out is not None else None
+    c = interop.view("C", C, device) if C is not None else None
+    if a.dtype != b.dtype:
+        raise OperandError(f"A is {a.dtype} and B is {b.dtype}; tcgemm.matmul takes two matrices of one type")
+    out_dtype = output_dtype(a.dtype, out_dtype if out_dtype is not None or o is None else o.dtype)
+    with stream:
+        D = _matmul(a.array, b.array, o.array if o else None, alpha, beta, c.array if c else None, a.dtype,
+                    out_dtype, kernel)
+    return out if out is not None else back(D, out_dtype)
+
+
+@lru_cache(maxsize=4096)
+def _dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str, out_dtype: str, scaled: bool,
+              mma_orders: bool) -> Dispatch:
+    return dispatch(arch, sms, M, N, K, in_dtype, out_dtype, scaled, mma_orders)
+
+
+def chosen(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str | None = None, scaled: bool = False,
+           kernel: str | None = None, mma_orders: bool = True) -> Dispatch:
+    """What tcgemm.matmul runs for this problem on this GPU (tcgemm.engine.dispatch), or with `kernel`;
+    `mma_orders`: A row-major and B column-major."""
+    out = output_dtype(in_dtype, out_dtype)
+    if kernel is None:
+        return _dispatch(current_arch(), device_info().sm_count, M, N, K, in_dtype, out, scaled, mma_orders)
+    spec = kernel_spec(kernel) if kernel not in WMMA_KERNELS else WMMA_KERNELS[kernel]
+    dtypes = getattr(spec, "dtypes", ())
+    kernel_out = out if (in_dtype, out) in dtypes and not (scaled and dtypes) else \
+        ("float32" if dtypes else spec.out_dtype)
+    return Dispatch(kernel, in_dtype, kernel_out, out, f"{M}×{N}×{K}: {spec.title} (asked for)")
+
+
+def _matmul(A, B, out, alpha, beta, C, in_dtype: str, out_dtype: str, kernel: str | None):
+    if A.ndim != 2 or B.ndim != 2:
+        raise OperandError(f"A @ B needs 2-D A (M, K) and B (K, N), got shapes {tuple(A.shape)} and {tuple(B.shape)}")
+    if A.shape[1] != B.shape[0]:
+        raise OperandError(f"inner dimensions differ: A is {A.shape[0]}x{A.shape[1]} but B is {B.shape[0]}x{B.shape[1]}; "
+                           "A.shape[1] must equal B.shape[0]")
+    (M, K), N = A.shape, B.shape[1]
+    scaled = (alpha, beta) != (1, 0)
+    orders = (memory_order("A", A, "C"), memory_order("B", B, "F"))
+    d = chosen(M, N, K, in_dtype, out_dtype, scaled, kernel, orders == ("C", "F"))
+    if d.key in WMMA_KERNELS:
+        return _padded_wmma(d.key, A, B, out, alpha, beta, C)
+    cupy = checked_cupy()
+    spec = _configured(d, orders if kernel_spec(d.key).either_order else (), M, N, K, cupy.cuda.runtime.getDevice())
+    if d.kernel_out == d.out_dtype and (spec.signature.scaled or not scaled):
+        own = out is None
+        if own:     # allocated here, and held by address only: the next call's D lands where this one's did
+            out = cupy.empty((M, N), dtype=storage_dtype(d.out_dtype))
+        run = prepared(spec, A, B, out, alpha=alpha, beta=beta, addend=C)
+        run()
+        if own:
+            run.forget_output()
+        return out
+    return _with_epilogue(spec, A, B, out, alpha, beta, C, d.out_dtype)
+
+
+@lru_cache(maxsize=4096)
+def _configured(d: Dispatch, orders: tuple, M: int, N: int, K: int, device: int):
+    """The configuration of d's kernel for this GPU (`device`), types, memory orders and, where it is
+    planned, problem: worked out once per call signature."""
+    spec = for_this_gpu(kernel_spec(d.key))
+    if spec.elements:       # Kernel D1: its bf16 build
+        spec = spec.with_element("bf16")
+    if spec.dtypes:
+        spec = spec.with_dtypes(d.in_dtype, d.kernel_out)
+    if orders:
+        spec = spec.with_orders(*orders)
+    if spec.planned and min(M, N, K) > 0:   # else prepare says what is wrong
+        spec = plan_kernel(spec, M, N, K, gpu_shape(), current_arch())
+    return spec
+
+
+def _with_epilogue(spec, A, B, out, alpha, beta, C, out_dtype: str):
+    """A @ B into an fp32 buffer (the kernel's C), then D = alpha * AB + beta * C rounded to out_dtype."""
+    cupy = checked_cupy()
+    M, N = A.shape[0], B.shape[1]
+    if out is None:
+        out = cupy.empty((M, N), dtype=storage_dtype(out_dtype))
+    else:
+        _check_result("out", out, M, N, out_dtype)
+    if beta != 0:
+        if C is None:
+            raise OperandError(f"beta={beta} needs a C to scale: pass C, a ({M}, {N}) {out_dtype} array")
+        _check_result("C", C, M, N, out_dtype)
+    run = prepared(spec, A, B, _scratch((M, N), cupy.cuda.get_current_stream().ptr))
     run()
-    return run.C
+    kernel, scaled_c = _epilogue_kernel(out_dtype, beta != 0)
+    args = (run.C, np.float32(alpha), np.float32(beta)) + ((C,) if scaled_c else ())
+    kernel(*args, out)
+    return out
+
+
+def _check_result(name: str, x, M: int, N: int, out_dtype: str) -> None:
+    if tuple(x.shape) != (M, N) or x.dtype != np.dtype(storage_dtype(out_dtype)) or not x.flags.c_contiguous:
+        raise OperandError(f"{name} must be a row-major ({M}, {N}) {out_dtype} array (D's type), got "
+                           f"{tuple(x.shape)} {x.dtype}{'' if x.flags.c_contiguous else ', not row-major'}")
+
+
+_SCRATCH: dict = {}
+
+
+def _scratch(shape, stream: int):
+    """The fp32 buffer of A @ B for this shape and stream, kept for the next call (one per stream)."""
+    cupy = checked_cupy()
+    buffer = _SCRATCH.get(stream)
+    if buffer is None or buffer.shape != shape or buffer.device.id != cupy.cuda.runtime.getDevice():
+        buffer = _SCRATCH[stream] = cupy.empty(shape, dtype=np.float32)
+    return buffer
+
+
+# How the epilogue reads C's type into fp32 and writes fp32 as D's type (bf16: its bits, rounded to nearest even).
+_DECODE = {"float32": "c", "float16": "(float)c", "bfloat16": "__uint_as_float(((unsigned)c) << 16)"}
+_ENCODE = {"float32": "d = v;", "float16": "d = (float16)v;",
+           "bfloat16": "unsigned u = __float_as_uint(v); d = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);"}
+
+
+@lru_cache(maxsize=None)
+def _epilogue_kernel(out_dtype: str, with_c: bool):
+    """The elementwise pass D = alpha * t + beta * C (C only `with_c`), compiled once per type."""
+    cupy = require_gpu()
+    stored = {"float32": "float32", "float16": "float16", "bfloat16": "uint16"}[out_dtype]
+    params = "float32 t, float32 alpha, float32 beta" + (f", {stored} c" if with_c else "")
+    body = f"float v = alpha * t{' + beta * ' + _DECODE[out_dtype] if with_c else ''}; {_ENCODE[out_dtype]}"
+    return cupy.ElementwiseKernel(params, f"{stored} d", body, f"tcgemm_epilogue_{out_dtype}_{int(with_c)}"), with_c
 
 
 def _padded(x, rows: int, cols: int, order: str):
@@ -85,7 +202,7 @@ def _padded_wmma(key: str, A, B, out, alpha, beta, C):
         Cp = _padded(C, Mp, Np, "C")
     D = wmma.run_wmma(key, Ap, Bp, Cp, alpha=alpha, beta=beta)[:M, :N]
     if out is None:
-        return require_gpu().ascontiguousarray(D)
+        return checked_cupy().ascontiguousarray(D)
     if out.shape != (M, N) or out.dtype != np.dtype(spec.out_dtype):
         raise OperandError(f"out must be a ({M}, {N}) {spec.out_dtype} array, got {tuple(out.shape)} {out.dtype}")
     out[...] = D

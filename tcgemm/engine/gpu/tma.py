@@ -85,12 +85,21 @@ def _encode_bindings(driver, args: tuple) -> np.ndarray:
 
 def encode(tile_map: TileMap, address: int, via: str | None = None) -> np.ndarray:
     """The 128 bytes of `tile_map` for the matrix at device address `address` (checked first: see
-    tcgemm.engine.tma.TileMap.check). `via` 'ctypes' forces the ctypes path (None: `binding()`'s)."""
+    tcgemm.engine.tma.TileMap.check). `via` 'ctypes' forces the ctypes path (None: `binding()`'s). The
+    bytes depend on the map and the address only, so the last few are kept: a launch prepared again for
+    a new C encodes C's map alone (read-only arrays: copy one before changing it)."""
     if via not in (None, "ctypes"):
         raise ValueError(f"via must be None (the binding found) or 'ctypes', got {via!r}")
+    return _encoded(tile_map, address, via)
+
+
+@lru_cache(maxsize=64)
+def _encoded(tile_map: TileMap, address: int, via: str | None) -> np.ndarray:
     args = tile_map.encode_args(address)
     driver = None if via == "ctypes" else _bindings()
-    return _encode_bindings(driver, args) if driver is not None else _encode_ctypes(args)
+    out = _encode_bindings(driver, args) if driver is not None else _encode_ctypes(args)
+    out.flags.writeable = False
+    return out
 
 
 def _param(value) -> np.ndarray:
@@ -119,6 +128,10 @@ class StructLaunch:
         self._args = args                     # held, so that the arrays stay alive
         self._bytes = [_param(a) for a in args]
         self._pointers = np.array([b.ctypes.data for b in self._bytes], dtype=np.uint64)
+
+    def forget(self, x) -> None:
+        """Stop holding the array x: its address is in the argument bytes already."""
+        self._args = tuple(None if a is x else a for a in self._args)
 
     def __call__(self) -> None:
         cuda = self._cupy.cuda

@@ -2,8 +2,9 @@
 against the fp32 reference, and timed against cuBLAS and Kernel 5.6 (both operands K-major). The
 checks take another kernel of either order (Kernel 5.8) by its key.
 
-`python -m tcgemm.hopper.gpu.operand_orders CASE M N K [OFFSET [KEY]]` runs one checked call (the
-compute-sanitizer tests), e.g. `python -m tcgemm.hopper.gpu.operand_orders "A^T B" 129 257 75 3 k5.8`.
+`python -m tcgemm.hopper.gpu.operand_orders CASE M N K [OFFSET [KEY [IN,OUT]]]` runs one checked call (the
+compute-sanitizer tests), e.g. `python -m tcgemm.hopper.gpu.operand_orders "A^T B" 129 257 75 3 k5.8`, or
+`... "A B^T" 129 264 75 0 k5.9 bfloat16,bfloat16` for Kernel 5.9's bf16 build.
 """
 from __future__ import annotations
 
@@ -32,13 +33,17 @@ def spec_for(case: str, key: str = KEY) -> GemmKernel:
     return for_this_gpu(kernel_spec(key)).with_orders(*WMMA_CASES[case])
 
 
-def check_kernel_order(case: str, M: int, N: int, K: int, offset: int = 0, seed: int | None = None, key: str = KEY):
+def check_kernel_order(case: str, M: int, N: int, K: int, offset: int = 0, seed: int | None = None, key: str = KEY,
+                       dtypes: tuple[str, str] | None = None):
     """Kernel `key` (default 5.7) on fresh random operands of `case` (each a view `offset` elements into
-    its allocation), into a NaN-filled C, against the fp32 product (tcgemm.engine.accuracy's tolerance)."""
-    A, B, _ = case_operands(case, M, N, K, offset=offset, seed=seed)
-    run = prepare(spec_for(case, key), A, B)
+    its allocation), into a NaN-filled C, against the fp32 product (tcgemm.engine.accuracy's tolerance, with
+    a 16-bit C's last rounding). `dtypes`: the (input, output) dtypes of a kernel that takes several (5.9)."""
+    spec = spec_for(case, key)
+    spec = spec.with_dtypes(*dtypes) if dtypes else spec
+    A, B, _ = case_operands(case, M, N, K, dtype=spec.in_dtype, offset=offset, seed=seed)
+    run = prepare(spec, A, B)
     run()
-    return check_output(run.C, reference(A, B))
+    return check_output(run.C, reference(A, B), accumulator=spec.accumulator)
 
 
 def check_kernel_orders(shapes=SHAPES, offsets=(0, 3), key: str = KEY) -> Table:
@@ -78,8 +83,9 @@ def _main(argv) -> None:
     case, M, N, K = argv[0], *(int(x) for x in argv[1:4])
     offset = int(argv[4]) if len(argv) > 4 else 0
     key = argv[5] if len(argv) > 5 else KEY
-    result = check_kernel_order(case, M, N, K, offset, key=key)
-    print(key, case, M, N, K, offset, result)
+    dtypes = tuple(argv[6].split(",")) if len(argv) > 6 else None
+    result = check_kernel_order(case, M, N, K, offset, key=key, dtypes=dtypes)
+    print(key, case, M, N, K, offset, dtypes or "", result)
     if not result.passed:
         raise SystemExit(1)
 

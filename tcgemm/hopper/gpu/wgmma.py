@@ -1,5 +1,5 @@
 """Ask the H100 where wgmma reads A and B in shared memory and where it puts D, and compare with
-tcgemm.smem.canonical and tcgemm.hopper.wgmma.
+tcgemm.canonical and tcgemm.hopper.wgmma.
 
 Each experiment is one warpgroup running one wgmma.mma_async m64nNk16 (f16 in, f32 accumulate) on
 shared-memory images the host builds with smem_image (kernels/probe_wgmma.cu copies them unchanged),
@@ -17,7 +17,7 @@ shows on its own line and on those of the experiments that read through it. The 
 128B layout behind a descriptor whose swizzle field says 32B (one bit differs): it must MISMATCH.
 
 MN-major operands (observe_mn_major_wgmma): one operand at a time is laid out MN-major (A M-major: A
-column-major; B N-major: B row-major; tcgemm.smem.canonical.mnmajor_layout) and read with wgmma's
+column-major; B N-major: B row-major; tcgemm.canonical.mnmajor_layout) and read with wgmma's
 transpose immediate, the other K-major as above. With N = 16 B's M/N extent fits one atom of every
 swizzle but "none", so the case N = 128, 128B (B two atoms wide, as Kernel 5.7's B is four) is what
 makes LBO matter there. Its control swaps LBO and SBO in the descriptor: it must MISMATCH.
@@ -35,7 +35,7 @@ from tcgemm.hopper.wgmma import WARPGROUP_SIZE, WGMMA_M, accumulator_layout, wgm
 from tcgemm.engine.gpu.compile import current_arch, get_arch_specific_function
 from tcgemm.engine.gpu.device import device_info, observation_path, require_gpu
 from tcgemm.engine.gpu.probes import VERDICT
-from tcgemm.smem.canonical import SWIZZLE_MODES, MatrixDescriptor, canonical_strides, smem_image
+from tcgemm.canonical import SWIZZLE_MODES, MatrixDescriptor, canonical_strides, smem_image
 from tcgemm.table import Table
 
 K = 16

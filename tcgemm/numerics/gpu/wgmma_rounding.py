@@ -2,7 +2,7 @@
 MMA, with f16 and with e4m3 inputs and an fp32 accumulator (kernels/probe_wgmma_rounding.cu).
 
 Each case is one wgmma m64n8k<k>: A holds the case's a in all 64 rows and B its b in all 8 columns, both
-K-major in shared memory without swizzle (images by tcgemm.smem.canonical.smem_image, descriptors by
+K-major in shared memory without swizzle (images by tcgemm.canonical.smem_image, descriptors by
 MatrixDescriptor), and the accumulators start at the case's C (scale-d 1). wgmma's k is that of an mma.sync
 type (16 for f16, 32 for e4m3), so the cases and hypotheses of that type are the ones
 tcgemm.numerics.rounding.verdict tells apart. D comes back through wgmma's accumulator layout
@@ -22,7 +22,7 @@ from tcgemm.engine.gpu.compile import current_arch, get_arch_specific_function
 from tcgemm.engine.gpu.device import require_gpu
 from tcgemm.hopper.gpu.wgmma import skipped
 from tcgemm.numerics.rounding import MMA_TYPES, MmaType, cases, verdict, verdict_table
-from tcgemm.smem.canonical import MatrixDescriptor, canonical_strides, smem_image
+from tcgemm.canonical import MatrixDescriptor, canonical_strides, smem_image
 from tcgemm.table import Table
 
 N = 8

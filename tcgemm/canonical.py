@@ -5,7 +5,7 @@ that points wgmma at them. Pure module (numpy).
 A swizzle mode of width W bytes (32, 64 or 128) stores a tile in *atoms* of 8 rows x W bytes: the
 rows of an atom are W bytes apart, and the 16-byte chunk c of row r (r = 0..7 in the atom) is stored
 at chunk ``c ^ (r // (128 // W))``, i.e. address bits 4.. are XORed with address bits 7..: CuTe's
-Swizzle<log2(W/16), 4, 3> on byte addresses, the same Swizzle as tcgemm.smem.banks models. "none"
+Swizzle<log2(W/16), 4, 3> on byte addresses (tcgemm.layouts.Swizzle). "none"
 stores *core matrices* of 8 rows x 16 bytes, 128 contiguous bytes each. The XOR acts on the address,
 so an atom must start at a multiple of 8 * W bytes (a 1024-byte boundary for 128B) for the offsets
 here to be the addresses the hardware swizzles.
@@ -29,8 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcgemm.smem import banks
-from tcgemm.smem.banks import Layout, Swizzle
+from tcgemm.layouts import Layout, Swizzle
 from tcgemm.table import Table
 
 CHUNK_BYTES = 16          # one row of a core matrix; the unit every swizzle permutes
@@ -322,23 +321,6 @@ def kilobyte_tile(mode: str, elem_bytes: int = 2) -> tuple[int, int]:
     m = swizzle_mode(mode)
     row_bytes = 8 * CHUNK_BYTES if m.name == "none" else m.width
     return 1024 // row_bytes, row_bytes // elem_bytes
-
-
-def ldmatrix_table() -> Table:
-    """Bank conflicts of an ldmatrix.x4 in each mode's kilobyte_tile, after the same tile's first 8 rows
-    row-major in 128-byte rows: its four 8-address phases read 8 rows of one 16-byte chunk each
-    (chunks 0, 1, ... of rows 0-7, then of rows 8-15), the accesses every swizzle is built for."""
-    def phases(layout: Layout, rows: int, chunks: int):
-        order = [(g, c) for g in range(0, rows, ATOM_ROWS) for c in range(chunks)][:4]
-        r = np.concatenate([np.arange(g, g + ATOM_ROWS) for g, _ in order])
-        k = np.concatenate([np.full(ATOM_ROWS, c * CHUNK_BYTES // 2) for _, c in order])
-        return banks.ldmatrix_access(layout, r, k)
-
-    cases = {"row-major, 128-byte rows": phases(banks.row_major(64, 2), 8, 8)}
-    for m in SWIZZLE_MODES.values():
-        rows, k_elems = kilobyte_tile(m.name)
-        cases[f"{m.name} ({m.notation})"] = phases(kmajor_layout(m.name, rows, k_elems), rows, k_elems // 8)
-    return banks.analysis_table(cases)
 
 
 def cute_notation(mode: str, rows: int, k_elems: int, elem_bytes: int = 2) -> str:

@@ -1,0 +1,111 @@
+"""Arrays from other libraries, for tcgemm.matmul: a CuPy view of each (no copy) and the way back.
+
+CuPy arrays are taken as they are. PyTorch tensors (CUDA, on the current device) are viewed through
+DLPack, bf16 ones as their bits (torch has bf16, CuPy does not: a tensor viewed as int16, then as
+uint16, the engine's "bfloat16"); the result goes back as a tensor of the caller's dtype, and the
+kernels run on torch's current stream. Anything else with `__cuda_array_interface__` (Numba, CuPy-like
+arrays) or `__dlpack__` (JAX) is viewed by cupy.asarray / cupy.from_dlpack and the result stays a CuPy
+array. Inputs that cannot be GEMM operands get an OperandError that names them.
+"""
+from __future__ import annotations
+
+import warnings
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from tcgemm.errors import OperandError
+from tcgemm.engine.operands import check_device
+from tcgemm.engine.gpu.device import checked_cupy
+
+ACCEPTED = "a CuPy array, a CUDA PyTorch tensor, or an array with __cuda_array_interface__ or __dlpack__"
+
+
+@dataclass(frozen=True)
+class Viewed:
+    """An operand as a CuPy array, its dtype as the engine names it (bf16: "bfloat16")."""
+    array: Any
+    dtype: str
+
+
+def _is_torch(x) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+def _torch_view(name: str, x, device: int) -> Viewed:
+    import torch
+
+    cupy = checked_cupy()
+    if not x.is_cuda:
+        raise OperandError(f"{name} is a PyTorch tensor in host memory ({x.device}); tcgemm.matmul reads GPU "
+                           f"memory: pass {name}.cuda()")
+    if x.device.index != device:
+        raise OperandError(f"{name} is a PyTorch tensor on GPU {x.device.index}, but the current device is GPU "
+                           f"{device}: move it with {name}.to('cuda:{device}') or change the current device")
+    if x.dtype == torch.bool:
+        raise OperandError(f"{name} is a bool tensor; tcgemm.matmul multiplies float16, bfloat16 or int8 matrices")
+    if x.dtype == torch.bfloat16:
+        return Viewed(cupy.from_dlpack(x.view(torch.int16)).view(np.uint16), "bfloat16")
+    try:
+        return Viewed(cupy.from_dlpack(x), str(x.dtype).removeprefix("torch."))
+    except (TypeError, ValueError, BufferError) as exc:
+        raise OperandError(f"{name}: a {x.dtype} tensor cannot be viewed by CuPy ({exc})") from exc
+
+
+def view(name: str, x, device: int) -> Viewed:
+    """x as a CuPy array on GPU `device`, without a copy (see the module's docstring)."""
+    cupy = checked_cupy()
+    if isinstance(x, cupy.ndarray):
+        check_device(name, x, device)
+        return Viewed(x, str(x.dtype))
+    if x is None or isinstance(x, (np.ndarray, list, tuple, int, float)):
+        what = "a numpy array in host memory" if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
+        raise OperandError(f"{name} is {what}; the kernels read GPU memory: pass cupy.asarray({name})")
+    if _is_torch(x):
+        return _torch_view(name, x, device)
+    try:
+        if hasattr(x, "__cuda_array_interface__"):
+            array = cupy.asarray(x)
+        elif hasattr(x, "__dlpack__"):
+            array = cupy.from_dlpack(x)
+        else:
+            raise OperandError(f"{name} is a {type(x).__name__}; tcgemm.matmul takes {ACCEPTED}")
+    except (TypeError, ValueError, BufferError) as exc:
+        raise OperandError(f"{name}: a {type(x).__name__} that CuPy cannot view without a copy ({exc})") from exc
+    check_device(name, array, device)
+    return Viewed(array, str(array.dtype))
+
+
+def handing_back(A) -> tuple[Callable, Any]:
+    """(a function that gives a CuPy result back as the kind of array A is, the stream to run on as a
+    context): torch tensors for torch inputs, on torch's current stream; CuPy arrays otherwise."""
+    if not _is_torch(A):
+        return (lambda D, dtype: D), nullcontext()
+    import torch
+
+    cupy = checked_cupy()
+
+    def to_torch(D, dtype: str):
+        if dtype == "bfloat16":
+            return torch.from_dlpack(D.view(np.int16)).view(torch.bfloat16)
+        return torch.from_dlpack(D)
+    return to_torch, _cupy_stream(cupy, torch.cuda.current_stream())
+
+
+_STREAMS: dict = {}
+
+
+def _cupy_stream(cupy, stream):
+    """torch's stream as a CuPy stream, made once per stream: through the CUDA stream protocol where both
+    sides have it, else by its handle (CuPy's ExternalStream, which CuPy 14 deprecates for the protocol)."""
+    key = (stream.cuda_stream, stream.device_index)
+    if key not in _STREAMS:
+        try:
+            _STREAMS[key] = cupy.cuda.Stream.from_external(stream)
+        except (AttributeError, TypeError, ValueError):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                _STREAMS[key] = cupy.cuda.ExternalStream(stream.cuda_stream, stream.device_index)
+    return _STREAMS[key]

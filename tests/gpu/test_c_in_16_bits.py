@@ -1,0 +1,60 @@
+"""Kernel 5.9 (C in 16 bits) on the GPU: every (input, output) type build in every memory-order case, at
+odd shapes (C stored by TMA where its rows are 16-byte aligned, by the threads elsewhere) and on views
+that are not 16-byte aligned, against the fp32 product with the 16-bit C's last rounding; the cuBLAS
+baselines of the same types under the same check; compute-sanitizer on the bf16 build."""
+import pytest
+
+from tcgemm.engine.catalog import HOPPER_DTYPES, WMMA_CASES
+
+pytestmark = pytest.mark.gpu
+
+# (129, 257, 75): N odd, threads store C; (129, 264, 75) and (640, 768, 64): TMA stores a 16-bit C; one row.
+SHAPES = [(129, 257, 75), (129, 264, 75), (1000, 1003, 1007), (640, 768, 64), (1, 4096, 4096)]
+
+
+@pytest.fixture(scope="module")
+def orders():
+    from tcgemm.engine.catalog import GEMM_KERNELS
+    from tcgemm.engine.gpu.compile import current_arch
+    if reason := GEMM_KERNELS["k5.9"].unsupported(current_arch()):
+        pytest.skip(reason)
+    from tcgemm.hopper.gpu import operand_orders
+    return operand_orders
+
+
+@pytest.mark.parametrize("dtypes", HOPPER_DTYPES, ids=["->".join(d) for d in HOPPER_DTYPES])
+@pytest.mark.parametrize("case", list(WMMA_CASES))
+def test_every_type_and_order_matches_reference(orders, dtypes, case):
+    for M, N, K in SHAPES:
+        for offset in (0, 3) if (M, N, K) == SHAPES[0] else (0,):
+            result = orders.check_kernel_order(case, M, N, K, offset, key="k5.9", dtypes=dtypes)
+            assert result.passed, f"k5.9 {dtypes} {case} at {M}x{N}x{K}, offset {offset}: {result}"
+
+
+def test_a_wrong_rounding_would_fail_the_check(orders):
+    """The check is tight enough to see a C two bf16 steps off (a rounding is at most half of one): the
+    tolerance is the accumulator's plus a single rounding."""
+    import cupy
+
+    from tcgemm.engine.gpu.gemm import case_operands, check_output, prepare, reference
+    spec = orders.spec_for("A B^T", "k5.9").with_dtypes("bfloat16", "bfloat16")
+    A, B, _ = case_operands("A B^T", 256, 256, 512, dtype="bfloat16")
+    run = prepare(spec, A, B)
+    run()
+    assert check_output(run.C, reference(A, B), accumulator="float32").passed
+    nudged = run.C + cupy.uint16(2)      # every element's magnitude two units in the last place up
+    assert not check_output(nudged, reference(A, B), accumulator="float32").passed
+
+
+@pytest.mark.parametrize("key", ["cublas-fp16-c", "cublas-bf16", "cublas-bf16-c"])
+def test_the_cublas_baselines_of_the_same_types_pass_the_same_check(key):
+    from tcgemm.engine.gpu.bench import check_runner, runner
+    result = check_runner(runner(key), 1024, 1024, 4096)
+    assert result.passed, f"{key}: {result}"
+
+
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("shape", [("129", "257", "75"), ("129", "264", "75")])
+def test_sanitizer_is_clean_on_the_bf16_build(orders, tool, shape):
+    from tests.gpu.test_sanitizer import assert_clean
+    assert_clean(tool, "tcgemm.hopper.gpu.operand_orders", "A^T B", *shape, "0", "k5.9", "bfloat16,bfloat16")
