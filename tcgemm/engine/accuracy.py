@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from tcgemm.table import Verdict
+
 # Tolerances by (accumulator precision). Inputs are fp16 drawn uniformly from [-1, 1).
 # fp32 accumulation: errors come from the fp32 sums (~1e-6 relative); a wrong index gives O(1).
 # fp16 accumulation: every partial sum is rounded to fp16 (11-bit significand), ~1e-3 relative.
@@ -142,3 +144,11 @@ def compare_exact(out, ref) -> ExactCheck:
                   f"{out[first]} instead of {ref[first]}")
     biggest = int(np.abs(ref.astype(np.int64)).max()) if ref.size else 0
     return ExactCheck(not mismatches, mismatches, int(out.size), biggest, reason)
+
+
+def verdict(c: "Check | ExactCheck") -> Verdict:
+    """A check's verdict as the tables show it (a str), carrying its error and tolerance for the
+    tables' one-line summary (tcgemm.table.Verdict)."""
+    if hasattr(c, "rel_fro"):
+        return Verdict.of(c, f"PASS (rel. error {c.rel_fro:.1e})" if c.passed else f"FAIL: {c.reason}")
+    return Verdict.of(c)

@@ -22,12 +22,12 @@ from functools import lru_cache
 import numpy as np
 
 from tcgemm.engine.catalog import WMMA_CASES, WMMA_KERNELS
+from tcgemm.engine.accuracy import verdict
 from tcgemm.engine.dispatch import Dispatch, dispatch, output_dtype
 from tcgemm.engine.kernel_types import ORDER_NAMES, storage_dtype
 from tcgemm.errors import OperandError
 from tcgemm.engine.plan import plan_kernel, tile_named
 from tcgemm.engine.operands import memory_order
-from tcgemm.fragments.gpu import wmma
 from tcgemm.engine.gpu import interop
 from tcgemm.engine.gpu.compile import current_arch
 from tcgemm.engine.gpu.device import checked_cupy, device_info, require_gpu
@@ -200,7 +200,10 @@ def _padded_wmma(key: str, A, B, out, alpha, beta, C):
         if C is None or C.shape != (M, N):
             raise OperandError(f"beta={beta} needs a C of shape ({M}, {N}) to scale")
         Cp = _padded(C, Mp, Np, "C")
-    D = wmma.run_wmma(key, Ap, Bp, Cp, alpha=alpha, beta=beta)[:M, :N]
+    run = prepare(spec.with_orders(memory_order("A", Ap), memory_order("B", Bp)), Ap, Bp, alpha=alpha, beta=beta,
+                  addend=Cp)
+    run()
+    D = run.C[:M, :N]
     if out is None:
         return checked_cupy().ascontiguousarray(D)
     if out.shape != (M, N) or out.dtype != np.dtype(spec.out_dtype):
@@ -278,7 +281,7 @@ def order_table(runs, label_columns, M: int, N: int, K: int, repeats: int, base:
     verdicts = []
     for _, _, run, A, B, out in runs:
         run()
-        verdicts.append(wmma.verdict(check_output(out, reference(A, B))))
+        verdicts.append(verdict(check_output(out, reference(A, B))))
     rows = []
     for round_, times in enumerate(median_rounds([run[2] for run in runs], repeats)):
         for (labels, case, *_), seconds, verdict in zip(runs, times, verdicts):
@@ -296,7 +299,7 @@ def _short(result) -> str:
     from tcgemm.table import Verdict
 
     if not result.passed:
-        return wmma.verdict(result)
+        return verdict(result)
     return Verdict.of(result, f"PASS ({result.rel_fro:.0e})" if hasattr(result, "rel_fro") else "PASS (exact)")
 
 

@@ -19,8 +19,9 @@ from tcgemm.engine.catalog import PROBES, WMMA_CASES, WMMA_KERNELS
 from tcgemm.engine.kernel_types import MMA_ORDERS, WmmaKernel
 from tcgemm.fragments.wmma import WMMA_KINDS, WmmaVerdict, observed_layout, probe_entry, verdict_table
 from tcgemm.engine.report import size_label
-from tcgemm.table import Column, Table, Verdict
+from tcgemm.table import Column, Table
 from tcgemm.engine import operands
+from tcgemm.engine.accuracy import verdict
 from tcgemm.engine.operands import check_device
 from tcgemm.engine.gpu import gemm as launcher
 from tcgemm.engine.gpu.compile import get_function
@@ -93,14 +94,6 @@ def check_wmma_case(key: str, case: str, M: int, N: int, K: int, alpha=1, beta=0
     A, B, C = random_case(wmma_spec(key), case, M, N, K, seed)
     D = run_wmma(key, A, B, C, alpha=alpha, beta=beta)
     return check_output(D, launcher.reference(A, B, C, alpha, beta))
-
-
-def verdict(c) -> Verdict:
-    """A check's verdict as the tables show it (a str), carrying its error and tolerance for the
-    tables' one-line summary (tcgemm.table.Verdict)."""
-    if hasattr(c, "rel_fro"):
-        return Verdict.of(c, f"PASS (rel. error {c.rel_fro:.1e})" if c.passed else f"FAIL: {c.reason}")
-    return Verdict.of(c)
 
 
 def check_wmma_cases(keys=tuple(WMMA_KERNELS), shapes=((48, 80, 32), (1024, 1024, 1024)), scalars=((1, 0), (2, -3))) -> Table:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from tcgemm.engine.catalog import HOPPER_DTYPES, WMMA_CASES
 from tcgemm.engine.kernel_types import DTYPE_NAMES, ORDER_NAMES
+from tcgemm.engine.accuracy import verdict
 from tcgemm.engine.report import size_label
 from tcgemm.table import Column, Table
-from tcgemm.fragments.gpu import wmma
 from tcgemm.engine.gpu.bench import runner, time_in_rounds
 from tcgemm.engine.gpu.device import device_info
 from tcgemm.engine.gpu.gemm import for_this_gpu, kernel_spec
@@ -38,7 +38,7 @@ def check_c_types(shapes=SHAPES, offsets=(0, 3), dtypes=HOPPER_DTYPES) -> Table:
     16-byte aligned and on views that do not (tcgemm.hopper.gpu.operand_orders.check_kernel_order)."""
     rows = [[types_label(*pair), ORDER_NAMES[WMMA_CASES[case][0]], ORDER_NAMES[WMMA_CASES[case][1]],
              size_label(*mnk)] +
-            [wmma.verdict(check_kernel_order(case, *mnk, offset, key=KEY, dtypes=pair)) for offset in offsets]
+            [verdict(check_kernel_order(case, *mnk, offset, key=KEY, dtypes=pair)) for offset in offsets]
             for pair in dtypes for case in CASES for mnk in shapes]
     return Table(["A, B -> C", "A", "B", "M×N×K"] + [Column(f"offset {offset}", verdict=True) for offset in offsets],
                  rows, collapse=True, caption=f"{kernel_spec(KEY).title}: C = A @ B on fresh random inputs",

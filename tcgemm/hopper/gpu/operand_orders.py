@@ -14,10 +14,10 @@ import numpy as np
 
 from tcgemm.engine.catalog import WMMA_CASES
 from tcgemm.engine.kernel_types import ORDER_NAMES, GemmKernel
+from tcgemm.engine.accuracy import verdict
 from tcgemm.engine.report import size_label
 from tcgemm.table import Column, Table
 from tcgemm.engine.gpu import cublas
-from tcgemm.fragments.gpu import wmma
 from tcgemm.engine.gpu.device import require_gpu
 from tcgemm.engine.gpu.gemm import case_operands, check_output, for_this_gpu, kernel_spec, prepare, reference
 from tcgemm.engine.gpu.matmul import order_table
@@ -50,7 +50,7 @@ def check_kernel_orders(shapes=SHAPES, offsets=(0, 3), key: str = KEY) -> Table:
     """check of Kernel `key` in every case and shape, on arrays that start 16-byte aligned and on views
     that do not: one row per case and shape, one column per offset."""
     rows = [[ORDER_NAMES[WMMA_CASES[case][0]], ORDER_NAMES[WMMA_CASES[case][1]], size_label(*mnk)] +
-            [wmma.verdict(check_kernel_order(case, *mnk, offset, key=key)) for offset in offsets]
+            [verdict(check_kernel_order(case, *mnk, offset, key=key)) for offset in offsets]
             for case in CASES for mnk in shapes]
     return Table(["A", "B", "M×N×K"] + [Column(f"offset {offset}", verdict=True) for offset in offsets],
                  rows, collapse=True, caption=f"{kernel_spec(key).title}: C = A @ B on fresh random inputs",
