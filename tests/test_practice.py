@@ -1,0 +1,33 @@
+"""Every exercise of tcgemm.practice: the book's solution passes on every case, and each typical wrong
+answer fails with its own hint and a first mismatch that says what was expected and what came."""
+import pytest
+
+from tcgemm.practice import check, exercise, exercises
+
+KEYS = [e.key for e in exercises()]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_solution_passes_on_every_case(key):
+    e = exercise(key)
+    report = check(key, e.solution)
+    assert report.passed and report.checked == len(list(e.cases())) > 0, str(report)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_each_typical_mistake_gets_its_own_hint(key):
+    e = exercise(key)
+    assert len(e.hints) >= 2, f"{key}: fewer than two typical mistakes"
+    for typical, what in e.hints:
+        report = e.check(typical)
+        assert not report.passed and report.hint == what, (key, str(report))
+        if report.first:
+            assert report.first[0].expected != report.first[0].got and "expected" in str(report)
+
+
+def test_every_chapter_has_three_exercises_at_least():
+    chapters = {e.chapter for e in exercises()}
+    assert chapters == {"mma_fragments", "ldmatrix", "bank_conflicts", "pipelines", "sgemm", "hopper"}
+    assert all(len(exercises(c)) >= 3 for c in chapters) and len(KEYS) >= 18
+    with pytest.raises(KeyError, match="no exercise"):
+        exercise("fragments.nothing")
