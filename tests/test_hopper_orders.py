@@ -112,13 +112,12 @@ def test_order_table_rows_are_runs_by_round_relative_to_the_base(monkeypatch):
     """tcgemm.engine.gpu.matmul.order_table (Kernels 4.7 and 5.7's timing tables), with the GPU parts replaced:
     each run checked once, timed in every round, its speed relative to run `base` of the same round."""
     from tcgemm.engine.gpu import matmul, timing
-    from tcgemm.fragments.gpu import wmma
     from tcgemm.engine.gpu import device
 
     calls = []
     monkeypatch.setattr(matmul, "reference", lambda *args: "ref")
     monkeypatch.setattr(matmul, "check_output", lambda out, ref: out)
-    monkeypatch.setattr(wmma, "verdict", lambda result: f"checked {result}")
+    monkeypatch.setattr(matmul, "verdict", lambda result: f"checked {result}")
     monkeypatch.setattr(timing, "median_rounds", lambda fns, repeats: [[2e-3, 1e-3], [4e-3, 1e-3]][:repeats])
     monkeypatch.setattr(device, "device_info", lambda: SimpleNamespace(name="GPU"))
     runs = [(("one",), "A B^T", lambda: calls.append(1), None, None, "x"),

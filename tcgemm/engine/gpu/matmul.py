@@ -284,10 +284,10 @@ def order_table(runs, label_columns, M: int, N: int, K: int, repeats: int, base:
         verdicts.append(verdict(check_output(out, reference(A, B))))
     rows = []
     for round_, times in enumerate(median_rounds([run[2] for run in runs], repeats)):
-        for (labels, case, *_), seconds, verdict in zip(runs, times, verdicts):
+        for (labels, case, *_), seconds, shown in zip(runs, times, verdicts):
             a, b = (ORDER_NAMES[o] for o in WMMA_CASES[case])
             rows.append([round_ + 1, *labels, a, b, seconds * 1e6, 2 * M * N * K / seconds / 1e12,
-                         100 * times[base] / seconds, verdict])
+                         100 * times[base] / seconds, shown])
     return Table(["Run", *label_columns, "A", "B", Column("µs", ".0f"), Column("TFLOP/s", ".1f"),
                   Column("% of K-major", ".0f", unit="%"), Column("Check", detail=True, verdict=True)], rows,
                  caption=f"{device_info().name}, {operation}, fp16 in, fp32 out, at {size_label(M, N, K)}",
