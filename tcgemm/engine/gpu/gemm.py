@@ -25,7 +25,7 @@ from tcgemm.engine.kernel_types import OPERAND_ORDERS, GemmKernel, Signature, Wm
 from tcgemm.engine.plan import MMA_SYNC_SHARE, GpuShape, plan_kernel
 from tcgemm.engine.operands import check_addend, check_device, check_gemm_operands, check_gemm_shape, leading_dimension
 from tcgemm.engine.gpu.compile import current_arch, get_arch_specific_function, get_function, source_versions
-from tcgemm.engine.gpu.device import checked_cupy, device_info, require_gpu
+from tcgemm.engine.gpu.device import checked_cupy, device_info
 
 def k_align(x) -> int:
     """Elements of x per 16-byte copy (fp16: 8): any-shape kernels need rows of a multiple of this."""
