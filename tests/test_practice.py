@@ -2,7 +2,7 @@
 answer fails with its own hint and a first mismatch that says what was expected and what came."""
 import pytest
 
-from tcgemm.practice import check, exercise, exercises
+from tcgemm.practice import check, exercise, exercises, solution
 
 KEYS = [e.key for e in exercises()]
 
@@ -31,3 +31,23 @@ def test_every_chapter_has_three_exercises_at_least():
     assert all(len(exercises(c)) >= 3 for c in chapters) and len(KEYS) >= 18
     with pytest.raises(KeyError, match="no exercise"):
         exercise("fragments.nothing")
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_solution_shows_its_own_source_and_passes(key):
+    shown = solution(key)
+    assert shown.source.startswith("def ") and shown.report.passed
+    assert "```python" in shown._repr_markdown_() and "PASS" in str(shown)
+
+
+def test_an_answer_not_written_yet_is_named_so():
+    report = check("fragments.a_owner", lambda row, k: None)
+    assert not report.passed and "not answered yet" in str(report)
+
+
+def test_a_check_against_another_truth_names_it():
+    key = "fragments.c_owner"
+    right = exercise(key).check(exercise(key).solution, truth=lambda row, col: (0, 0), against="the GPU")
+    assert not right.passed and "differ from the GPU" in str(right)
+    assert "agree with the GPU" in str(exercise(key).check(lambda r, c: (0, 0), truth=lambda r, c: (0, 0),
+                                                             against="the GPU"))

@@ -4,9 +4,14 @@ Each chapter's exercises live in a module of this folder named after the chapter
 banks, pipelines, sgemm, hopper); `EXERCISES` gathers them by key. `check(key, answer)` (or an
 Exercise's own `check`) calls the reader's function on every case the model knows and reports the first
 cases where the two disagree: where (a lane, a register, an element), what the model expects, what the
-answer gave, and a hint where the mistake is a typical one. `solution(key)` is the book's own answer.
+answer gave, and a hint where the mistake is a typical one. `solution(key)` shows the book's own answer,
+its source and its check. tcgemm.practice.gpu checks an answer against the hardware as well.
 """
 from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
 
 from tcgemm.practice.exercise import Exercise, Mismatch, Report
 
@@ -41,4 +46,23 @@ def check(key: str, answer) -> Report:
     return exercise(key).check(answer)
 
 
-__all__ = ["Exercise", "Mismatch", "Report", "check", "exercise", "exercises"]
+@dataclass(frozen=True)
+class Solution:
+    key: str
+    source: str
+    report: Report
+
+    def __str__(self) -> str:
+        return f"{self.source}\n{self.report}"
+
+    def _repr_markdown_(self) -> str:
+        return f"```python\n{self.source}```\n\n{self.report._repr_markdown_()}"
+
+
+def solution(key: str) -> Solution:
+    """The book's answer to exercise `key`: its source, and its check against the model."""
+    e = exercise(key)
+    return Solution(key, textwrap.dedent(inspect.getsource(e.solution)), e.check(e.solution))
+
+
+__all__ = ["Exercise", "Mismatch", "Report", "Solution", "check", "exercise", "exercises", "solution"]

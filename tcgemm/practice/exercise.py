@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 SHOWN = 3          # disagreements a report lists
+UNANSWERED = "not answered yet: the function returns None on every case"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Report:
     first: tuple[Mismatch, ...] = ()
     hint: str = ""
     error: str = ""
+    against: str = "the model"    # what the answer was compared with
 
     @property
     def passed(self) -> bool:
@@ -40,8 +42,8 @@ class Report:
         if self.error:
             return f"FAIL {self.title}: {self.error}"
         if self.passed:
-            return f"PASS {self.title}: all {self.checked} cases agree with the model"
-        lines = [f"FAIL {self.title}: {self.wrong} of {self.checked} cases differ from the model; the first:"]
+            return f"PASS {self.title}: all {self.checked} cases agree with {self.against}"
+        lines = [f"FAIL {self.title}: {self.wrong} of {self.checked} cases differ from {self.against}; the first:"]
         lines += [f"  {m}" for m in self.first]
         if self.hint:
             lines.append(f"  hint: {self.hint}")
@@ -67,11 +69,13 @@ class Exercise:
     hints: tuple[tuple[Callable[..., Any], str], ...] = field(default=())   # (a typical wrong answer, what it is)
     same: Callable[[Any, Any], bool] = staticmethod(lambda a, b: a == b)
 
-    def check(self, answer) -> Report:
-        """Call `answer` on every case; the report lists the first SHOWN disagreements with the model, and
-        names the mistake where the wrong answers match one of `hints` on every case they get wrong."""
+    def check(self, answer, truth: Callable[..., Any] | None = None, against: str = "the model") -> Report:
+        """Call `answer` on every case; the report lists the first SHOWN disagreements with the model (or
+        with `truth`, e.g. what the hardware answered, named by `against`), and names the mistake where
+        the wrong answers match one of `hints` on every case they get wrong."""
         if not callable(answer):
             return Report(self.title, 0, 0, error=f"the answer must be a function, got {type(answer).__name__}")
+        truth = self.model if truth is None else truth
         cases = list(self.cases())
         wrong, first = 0, []
         got_by_case = []
@@ -80,14 +84,17 @@ class Exercise:
                 got = _plain(answer(*args))
             except Exception as exc:     # the reader's code: say what it raised, and where
                 return Report(self.title, len(cases), 1, error=f"{where}: the answer raised "
-                                                                    f"{type(exc).__name__}: {exc}")
-            expected = _plain(self.model(*args))
+                                                                    f"{type(exc).__name__}: {exc}", against=against)
+            expected = _plain(truth(*args))
             got_by_case.append((args, got))
             if not self.same(got, expected):
                 wrong += 1
                 if len(first) < SHOWN:
                     first.append(Mismatch(where, expected, got))
-        return Report(self.title, len(cases), wrong, tuple(first), self._hint(got_by_case) if wrong else "")
+        if wrong == len(cases) and all(got is None for _, got in got_by_case):
+            return Report(self.title, len(cases), wrong, error=UNANSWERED, against=against)
+        return Report(self.title, len(cases), wrong, tuple(first), self._hint(got_by_case) if wrong else "",
+                      against=against)
 
     def _hint(self, got_by_case) -> str:
         for typical, what in self.hints:

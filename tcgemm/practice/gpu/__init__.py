@@ -1,0 +1,1 @@
+"""The exercises checked against the hardware: see tcgemm.practice.gpu.hardware."""
