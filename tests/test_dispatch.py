@@ -1,5 +1,5 @@
-"""tcgemm.matmul's choice of kernel (tcgemm.engine.dispatch) and the sweep's summary (tcgemm.engine.sweep),
-without a GPU."""
+"""tcgemm.matmul's choice of kernel (tcgemm.engine.dispatch), its type errors, and the sweep's summary
+(tcgemm.engine.sweep), without a GPU."""
 import pytest
 
 from tcgemm.engine.dispatch import dispatch, hopper_pays, output_dtype
@@ -12,8 +12,24 @@ def test_the_output_is_the_inputs_type_unless_asked_otherwise():
     assert output_dtype("float16", "float32") == "float32" and output_dtype("int8", None) == "int32"
     with pytest.raises(OperandError, match="float16 inputs give a float16 or float32 C, not bfloat16"):
         output_dtype("float16", "bfloat16")
-    with pytest.raises(OperandError, match="takes float16, bfloat16, int8 inputs, got float32"):
+    with pytest.raises(OperandError, match="takes float16, bfloat16, int8, float8_e4m3fn, float8_e5m2 inputs "
+                                           r"\(float32 with allow_tf32=True\), got float32: pass allow_tf32=True"):
         output_dtype("float32", None)
+    with pytest.raises(OperandError, match="got float64 \\(convert with .astype\\('float16'\\)\\)$"):
+        output_dtype("float64", None, allow_tf32=True)
+    with pytest.raises(OperandError, match="got uint8 .*torch.float8_e4m3fn or torch.float8_e5m2 tensors"):
+        output_dtype("uint8", None)
+
+
+def test_fp8_gives_fp32_by_default_and_16_bits_on_request_and_tf32_gives_fp32():
+    for fp8 in ("float8_e4m3fn", "float8_e5m2"):
+        assert output_dtype(fp8, None) == "float32" and output_dtype(fp8, "bfloat16") == "bfloat16"
+        with pytest.raises(OperandError, match=f"{fp8} inputs give a float32 or float16 or bfloat16 C, not {fp8}"):
+            output_dtype(fp8, fp8)
+    assert output_dtype("float32", None, allow_tf32=True) == "float32"
+    assert output_dtype("float16", None, allow_tf32=True) == "float16"      # the option touches fp32 only
+    with pytest.raises(OperandError, match="float32 inputs give a float32 C, not float16"):
+        output_dtype("float32", "float16", allow_tf32=True)
 
 
 def test_hopper_runs_kernel_5_9_where_its_tiles_fill_the_gpu_and_4_7_elsewhere():
@@ -42,7 +58,67 @@ def test_scaled_calls_and_other_gpus():
     assert dispatch("sm_80", 108, 4096, 4096, 4096, "bfloat16").key == "d1"
     with pytest.raises(OperandError, match="on sm_80 tcgemm.matmul takes bf16 A row-major and B column-major only"):
         dispatch("sm_80", 108, 4096, 4096, 4096, "bfloat16", mma_orders=False)
-    assert dispatch("sm_80", 108, 5, 7, 9, "int8").key == "w1.1"
+    assert dispatch("sm_80", 108, 5, 7, 9, "int8").key == "d1"
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89", "sm_90"])
+def test_int8_runs_kernel_d1_exact_in_every_order(arch):
+    native = dispatch(arch, 108, 129, 257, 75, "int8")
+    assert (native.key, native.element, native.kernel_out, native.out_dtype) == ("d1", "int8", "int32", "int32")
+    assert "m16n8k32 IMMA, exact int32" in native.why and "as D1 reads them" in native.why
+    assert "second pass" not in native.why
+    copied = dispatch(arch, 108, 129, 257, 75, "int8", scaled=True, mma_orders=False)
+    assert (copied.key, copied.element, copied.kernel_out) == ("d1", "int8", "int32")
+    assert "then alpha A B + beta C in a second pass" in copied.why
+    assert "A or B first copied into the orders D1 reads (A row-major, B column-major)" in copied.why
+    with pytest.raises(OperandError, match="int8 inputs give a int32 C, not float32"):
+        dispatch(arch, 108, 8, 8, 8, "int8", "float32")
+
+
+def test_fp8_runs_kernel_d1_from_sm_89_and_is_refused_before():
+    from tcgemm.errors import UnsupportedOnGPUError
+    for fp8, element in (("float8_e4m3fn", "e4m3"), ("float8_e5m2", "e5m2")):
+        ada = dispatch("sm_89", 128, 4096, 4096, 4096, fp8)
+        assert (ada.key, ada.element, ada.kernel_out, ada.out_dtype) == ("d1", element, "float32", "float32")
+        assert "emulated" not in ada.why and "second pass" not in ada.why
+        hopper = dispatch("sm_90", 132, 4096, 4096, 4096, fp8, "float16", mma_orders=False)
+        assert (hopper.key, hopper.element, hopper.kernel_out, hopper.out_dtype) == ("d1", element, "float32", "float16")
+        assert "emulated by ptxas on sm_90 with fp16 HMMA, warp tiles of at most 32 × 32" in hopper.why
+        assert "rounded to fp16 in a second pass" in hopper.why and "first copied" in hopper.why
+        for arch in ("sm_80", "sm_86"):
+            with pytest.raises(UnsupportedOnGPUError, match=rf"^{fp8} inputs need fp8 mma.sync, on sm_89 \(Ada\) and "
+                                                            rf"later; this GPU is {arch}: convert A and B to float16"):
+                dispatch(arch, 108, 64, 64, 64, fp8)
+
+
+def test_fp32_runs_as_tf32_only_when_allowed():
+    tf32 = dispatch("sm_90", 132, 4096, 4096, 4096, "float32", allow_tf32=True)
+    assert (tf32.key, tf32.element, tf32.kernel_out, tf32.out_dtype) == ("d1", "tf32", "float32", "float32")
+    assert tf32.why.startswith("4096×4096×4096 tf32 in, fp32 C: Kernel D1's tf32 build (mma.sync m16n8k8, each "
+                               "fp32 input rounded to tf32")
+    with pytest.raises(OperandError, match="pass allow_tf32=True"):
+        dispatch("sm_80", 108, 64, 64, 64, "float32")
+    # the other types' choices do not depend on the option
+    assert dispatch("sm_90", 132, 4096, 4096, 4096, allow_tf32=True) == dispatch("sm_90", 132, 4096, 4096, 4096)
+
+
+def test_kernel_d1_builds_exist_for_every_type_dispatched_to_it():
+    from tcgemm.engine.catalog import ELEMENTS
+    from tcgemm.engine.dispatch import D1_ELEMENTS, D1_ONLY, INPUT_DTYPES, OUTPUT_DTYPES
+    assert set(D1_ELEMENTS.values()) <= set(ELEMENTS) and set(D1_ONLY) | set(INPUT_DTYPES) <= set(D1_ELEMENTS)
+    assert set(OUTPUT_DTYPES) == set(INPUT_DTYPES) | {"float32"}
+    for in_dtype in D1_ONLY:
+        assert OUTPUT_DTYPES[in_dtype][0] == ELEMENTS[D1_ELEMENTS[in_dtype]].out_dtype   # no pass by default
+
+
+def test_int8_alpha_and_beta_are_int32_scalars_for_the_epilogue_pass():
+    import numpy as np
+    from tcgemm.engine.gpu.matmul import _scalars
+    assert _scalars("int32", 3, np.int64(-2)) == (3, -2) and type(_scalars("int32", 3, -2)[0]) is np.int32
+    assert type(_scalars("float16", 0.5, 2)[1]) is np.float32
+    for bad, message in ((0.5, "alpha=0.5"), (True, "alpha=True"), (2**31, "alpha=2147483648")):
+        with pytest.raises(OperandError, match=f"{message}: int8 inputs take integer alpha and beta in int32's range"):
+            _scalars("int32", bad, 0)
 
 
 def _row(M, pct, types=("float16", "float16"), call=None):

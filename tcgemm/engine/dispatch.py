@@ -1,7 +1,6 @@
 """Which kernel tcgemm.matmul runs for a problem, and why. Pure module.
 
     inputs      GPU           alpha, beta   kernel                                     C written as
-    int8        any           any           W1.1 (WMMA IMMA, exact int32)               int32
     fp16/bf16   sm_90         1, 0          Kernel 5.9 (wgmma) where its tiles fill     out_dtype itself
                                             the GPU (hopper_pays), else 4.7 (fp16)
     fp16/bf16   sm_90         other         Kernel 5.9 with an fp32 C, then an          out_dtype
@@ -11,10 +10,20 @@
                                                                                         out_dtype is 16-bit)
     bf16        where 5.9 is  any           Kernel D1's bf16 build (mma.sync, planned   fp32, then the
                 not chosen                  tile), A row- and B column-major only       epilogue pass
-The output type is the inputs' by default (as A @ B is in NumPy, CuPy and PyTorch), accumulated in
-fp32 either way; out_dtype="float32" keeps the fp32 sums. Where the kernel's C is not the caller's
-(`kernel_out`), tcgemm.engine.gpu.matmul computes A @ B into an fp32 buffer and a second pass over C
-applies alpha and beta and rounds: Kernel 4.7's epilogue stores fp32 only, Kernel 5.9's does not scale.
+    int8        any           any           Kernel D1's int8 build (mma.sync m16n8k32   int32, exact (alpha,
+                                            IMMA, planned tile)                         beta: an int32 pass)
+    fp8 e4m3,   sm_89, sm_90  any           Kernel D1's e4m3 or e5m2 build (mma.sync;   fp32 (no fp8 C; fp16
+    e5m2                                    sm_90: emulated by ptxas, small tiles)      or bf16 by the pass)
+    fp32        any           any           Kernel D1's tf32 build, only with           fp32
+                                            allow_tf32=True (each input rounded to tf32)
+Kernel D1 reads A row-major and B column-major; for int8, fp8 and tf32 an operand in the other order is
+first copied into D1's order (tcgemm.engine.gpu.matmul), for bf16 it is refused (sm_90: Kernel 5.9 reads
+any order). Kernel W1.1 (WMMA IMMA) runs int8 only where asked for (kernel="w1.1").
+The output type is the inputs' by default (as A @ B is in NumPy, CuPy and PyTorch; int8: int32, fp8 and
+tf32: fp32), accumulated in fp32 (int32 for int8) either way; out_dtype="float32" keeps the fp32 sums.
+Where the kernel's C is not the caller's (`kernel_out`), tcgemm.engine.gpu.matmul computes A @ B into a
+buffer of the kernel's C and a second pass over C applies alpha and beta and rounds: Kernel 4.7's
+epilogue stores fp32 only, Kernels 5.9 and D1 do not scale.
 """
 from __future__ import annotations
 
@@ -22,12 +31,23 @@ import textwrap
 from dataclasses import dataclass
 from math import ceil
 
+from tcgemm.engine.catalog import ELEMENTS
 from tcgemm.engine.kernel_types import DTYPE_NAMES
-from tcgemm.errors import OperandError
+from tcgemm.errors import OperandError, UnsupportedOnGPUError
+from tcgemm.fragment_layouts import min_sm
 from tcgemm.style import TEXT_COLUMN_CHARS
 
-INPUT_DTYPES = ("float16", "bfloat16", "int8")
-OUTPUT_DTYPES = {"float16": ("float16", "float32"), "bfloat16": ("bfloat16", "float32"), "int8": ("int32",)}
+# The input types by their NumPy/PyTorch names (fp8: PyTorch's, also ml_dtypes'); float32 only with allow_tf32.
+INPUT_DTYPES = ("float16", "bfloat16", "int8", "float8_e4m3fn", "float8_e5m2")
+FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
+OUTPUT_DTYPES = {"float16": ("float16", "float32"), "bfloat16": ("bfloat16", "float32"), "int8": ("int32",),
+                 **{fp8: ("float32", "float16", "bfloat16") for fp8 in FP8_DTYPES}, "float32": ("float32",)}
+# Kernel D1's build (tcgemm.engine.catalog.ELEMENTS) for each input type; int8, fp8 and fp32 (as tf32) run
+# on it alone.
+D1_ELEMENTS = {"float16": "fp16", "bfloat16": "bf16", "int8": "int8", "float8_e4m3fn": "e4m3",
+               "float8_e5m2": "e5m2", "float32": "tf32"}
+D1_ONLY = ("int8", *FP8_DTYPES, "float32")
+SHORT_NAMES = {**DTYPE_NAMES, "int8": "int8", "int32": "int32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
 # When Kernel 5.9 beats Kernel 4.7 on sm_90, fitted to a sweep of both on an H200 (tcgemm.engine.gpu.sweep,
 # forced to each kernel, fp16 in and out, 29 shapes): with a block per SM or more, always; with fewer, only
 # where at least HOPPER_MIN_SHARE of the SMs get a block, the tile's 128 rows are not mostly padding
@@ -52,18 +72,23 @@ class Dispatch:
     kernel_out: str           # the C the kernel writes
     out_dtype: str            # the C the caller gets: the kernel's, or rounded from it in an epilogue pass
     why: str
+    element: str = ""         # Kernel D1's build (a key of tcgemm.engine.catalog.ELEMENTS); "" for another kernel
 
     def __str__(self) -> str:
         """`why`, wrapped to the book's text column."""
         return textwrap.fill(self.why, TEXT_COLUMN_CHARS, subsequent_indent="  ")
 
 
-def output_dtype(in_dtype: str, out_dtype: str | None) -> str:
-    """The C type of a call: `out_dtype`, or the inputs' type (int8: int32); OperandError naming the
-    choices for a type with none."""
-    if in_dtype not in INPUT_DTYPES:
-        raise OperandError(f"tcgemm.matmul takes {', '.join(INPUT_DTYPES)} inputs, got {in_dtype} "
-                           f"(convert with .astype('float16'))")
+def output_dtype(in_dtype: str, out_dtype: str | None, allow_tf32: bool = False) -> str:
+    """The C type of a call: `out_dtype`, or the inputs' type (int8: int32; fp8 and fp32: fp32);
+    OperandError naming the choices for a type with none (float32 without allow_tf32 among them)."""
+    taken = f"tcgemm.matmul takes {', '.join(INPUT_DTYPES)} inputs (float32 with allow_tf32=True), got {in_dtype}"
+    if in_dtype == "float32" and not allow_tf32:
+        raise OperandError(f"{taken}: pass allow_tf32=True to multiply fp32 arrays as tf32 (Kernel D1, an fp32 "
+                           f"C), or convert with .astype('float16')")
+    if in_dtype not in OUTPUT_DTYPES:
+        hint = " (fp8 inputs come as torch.float8_e4m3fn or torch.float8_e5m2 tensors)" if in_dtype == "uint8" else ""
+        raise OperandError(f"{taken} (convert with .astype('float16')){hint}")
     choices = OUTPUT_DTYPES[in_dtype]
     out = choices[0] if out_dtype is None else str(out_dtype)
     if out not in choices:
@@ -72,14 +97,15 @@ def output_dtype(in_dtype: str, out_dtype: str | None) -> str:
 
 
 def dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str | None = None,
-             scaled: bool = False, mma_orders: bool = True) -> Dispatch:
+             scaled: bool = False, mma_orders: bool = True, allow_tf32: bool = False) -> Dispatch:
     """The kernel tcgemm.matmul runs for an M x N x K product of `in_dtype` inputs on a GPU of
     architecture `arch` with `sms` SMs (see the module's table), and why. `mma_orders`: A is row-major and
-    B column-major, the only orders Kernel D1 reads."""
-    out = output_dtype(in_dtype, out_dtype)
+    B column-major, the only orders Kernel D1 reads. `allow_tf32`: float32 inputs run as tf32 (else
+    OperandError). UnsupportedOnGPUError for fp8 inputs before sm_89."""
+    out = output_dtype(in_dtype, out_dtype, allow_tf32)
     size = f"{M}×{N}×{K}"
-    if in_dtype == "int8":
-        return Dispatch("w1.1", "int8", "int32", "int32", f"{size} int8: Kernel W1.1 (WMMA IMMA), exact int32")
+    if in_dtype in D1_ONLY:
+        return _d1_only(arch, size, in_dtype, out, scaled, mma_orders)
     names = f"{DTYPE_NAMES[in_dtype]} in, {DTYPE_NAMES[out]} C"
     if arch == "sm_90":
         blocks = ceil(M / 128) * ceil(N / 256)
@@ -99,8 +125,33 @@ def dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str = "float
                                "pass A.contiguous() and B.T.contiguous().T")
         return Dispatch("d1", "bfloat16", "float32", out,
                         f"{size} {names}: Kernel D1's bf16 build (mma.sync, tile planned per problem), rounded "
-                        f"in a second pass ({reason})")
+                        f"in a second pass ({reason})", element="bf16")
     return _mma_sync(size, names, out, reason)
+
+
+def _d1_only(arch: str, size: str, in_dtype: str, out: str, scaled: bool, mma_orders: bool) -> Dispatch:
+    """Kernel D1 for the input types only it runs: int8, fp8 (sm_89 on) and fp32 as tf32."""
+    element = ELEMENTS[D1_ELEMENTS[in_dtype]]
+    need = min_sm(element.variant)
+    if int(arch.removeprefix("sm_")) < need:
+        raise UnsupportedOnGPUError(f"{in_dtype} inputs need fp8 mma.sync, on sm_{need} (Ada) and later; this GPU "
+                                    f"is {arch}: convert A and B to float16 first")
+    if in_dtype == "int8":
+        how = "mma.sync m16n8k32 IMMA, exact int32"
+    elif in_dtype == "float32":
+        how = "mma.sync m16n8k8, each fp32 input rounded to tf32"
+    else:
+        how = "mma.sync m16n8k32" + (f", emulated by ptxas on {arch} with fp16 HMMA, warp tiles of at most 32 × 32"
+                                     if element.max_warp_tile(arch) else "")
+    names = f"{'tf32' if in_dtype == 'float32' else SHORT_NAMES[in_dtype]} in, {SHORT_NAMES[out]} C"
+    second = [what for what, needed in (("alpha A B + beta C", scaled),
+                                        (f"rounded to {SHORT_NAMES[out]}", out != element.out_dtype)) if needed]
+    orders = "A row-major and B column-major, as D1 reads them" if mma_orders else \
+        "A or B first copied into the orders D1 reads (A row-major, B column-major)"
+    return Dispatch("d1", in_dtype, element.out_dtype, out,
+                    f"{size} {names}: Kernel D1's {element.name} build ({how}; tile planned per problem)"
+                    + (f", then {' and '.join(second)} in a second pass" if second else "") + f"; {orders}",
+                    element=element.name)
 
 
 def _mma_sync(size: str, names: str, out: str, reason: str) -> Dispatch:

@@ -1,7 +1,7 @@
 """tcgemm.matmul on the GPU: every memory-order case of A and B (the dispatched kernel: 5.9 or 4.7 for
-fp16, WMMA IMMA for int8, exact) on odd shapes, on views with offsets (aligned and not), with alpha, beta
-and C, every tile plan and split of Kernel 4.7, in place; every output type, PyTorch tensors (bf16
-too), streams, CUDA graphs; and every bad input's error."""
+fp16, Kernel D1's int8 build for int8, exact) on odd shapes, on views with offsets (aligned and not), with
+alpha, beta and C, every tile plan and split of Kernel 4.7, in place; every output type, PyTorch tensors
+(bf16 and fp8 too), fp32 as tf32, streams, CUDA graphs; and every bad input's error."""
 import numpy as np
 import pytest
 
@@ -36,11 +36,59 @@ def test_every_tile_and_split_in_every_case(case, tile):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_int8_is_exact_at_odd_shapes(case):
+@pytest.mark.parametrize("offset", [0, 1])
+def test_int8_runs_kernel_d1_exact_at_odd_shapes(case, offset):
+    """Kernel D1's int8 build in every memory-order case (an operand in the other order copied into D1's),
+    K of any length (padded to 16 bytes by the launcher), with and without the int32 epilogue pass."""
+    import tcgemm
     from tcgemm.engine.gpu.matmul import check_matmul_order
-    for mnk in ((129, 257, 75), (48, 80, 32), (3, 5, 700)):
-        result = check_matmul_order(case, *mnk, 3, -2, dtype="int8", offset=1)
-        assert result.passed, f"int8 {case} {mnk}: {result}"
+    for mnk in ((129, 257, 75), (48, 80, 32), (3, 5, 700), (1, 515, 33), (77, 1, 130), (300, 520, 1000)):
+        assert tcgemm.plan(*mnk, "int8").key == "d1"
+        for alpha, beta in ((1, 0), (3, -2)):
+            result = check_matmul_order(case, *mnk, alpha, beta, dtype="int8", offset=offset)
+            assert result.passed, f"int8 {case} {mnk} offset {offset} alpha={alpha} beta={beta}: {result}"
+
+
+def test_int8_in_place_and_through_kernel_w1_1_on_request():
+    import cupy
+    import tcgemm
+    from tcgemm.engine.gpu.gemm import reference
+    from tcgemm.engine.gpu.matmul import case_operands
+    A, B, C = case_operands("A B", 129, 70, 75, dtype="int8")
+    ref = reference(A, B, C, 2, 5)
+    out = tcgemm.matmul(A, B, out=C, alpha=2, beta=5, C=C)
+    assert out is C and bool(cupy.all(C == ref))
+    D = tcgemm.matmul(A, B, kernel="w1.1")
+    assert D.dtype == np.int32 and bool(cupy.all(D == reference(A, B)))
+    with pytest.raises(OperandError, match="alpha=0.5: int8 inputs take integer alpha and beta in int32's range"):
+        tcgemm.matmul(A, B, alpha=0.5)
+    with pytest.raises(OperandError, match="int8 inputs give a int32 C, not float32"):
+        tcgemm.matmul(A, B, out_dtype="float32")
+    with pytest.raises(OperandError, match="out must be a row-major \\(129, 70\\) int32"):
+        tcgemm.matmul(A, B, out=cupy.empty((70, 129), dtype=np.int32))
+
+
+def test_int8_with_a_copied_operand_is_captured_in_a_cuda_graph():
+    """B row-major: copied into Kernel D1's column-major order on the call's stream, in a buffer kept from
+    the call before, so that a captured call allocates nothing and replays the copy."""
+    import cupy
+    import tcgemm
+    from tcgemm.engine.gpu.gemm import reference
+    from tcgemm.engine.gpu.matmul import case_operands
+    A, B, _ = case_operands("A B", 200, 136, 96, dtype="int8")
+    out = cupy.empty((200, 136), dtype=np.int32)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        tcgemm.matmul(A, B, out=out)
+        stream.synchronize()
+        stream.begin_capture()
+        tcgemm.matmul(A, B, out=out)
+        graph = stream.end_capture()
+        B[...] = -B                           # the replay reads B anew, through the copy
+        out[...] = 0
+        graph.launch()
+    stream.synchronize()
+    assert bool(cupy.all(out == reference(A, B)))
 
 
 def test_aligned_operands_are_not_copied_and_unaligned_ones_are():
@@ -94,8 +142,11 @@ def test_bad_inputs_get_clear_errors():
     wide = cupy.ones((64, 64), dtype=np.float16)
     with pytest.raises(OperandError, match="non-contiguous"):
         tcgemm.matmul(wide[:, ::2], B)
-    with pytest.raises(OperandError, match="takes float16, bfloat16, int8 inputs, got float32"):
+    with pytest.raises(OperandError, match="takes float16, bfloat16, int8, float8_e4m3fn, float8_e5m2 inputs "
+                                           r"\(float32 with allow_tf32=True\), got float32: pass allow_tf32=True"):
         tcgemm.matmul(A.astype(np.float32), B.astype(np.float32))
+    with pytest.raises(OperandError, match="got uint8 .*torch.float8_e4m3fn"):
+        tcgemm.matmul(A.astype(np.uint8), B.astype(np.uint8))
     with pytest.raises(OperandError, match="A is float16 and B is int8"):
         tcgemm.matmul(A, B.astype(np.int8))
     with pytest.raises(OperandError, match="float16 inputs give a float16 or float32 C, not int32"):
@@ -155,6 +206,113 @@ def test_torch_inputs_that_cannot_be_operands_are_named():
         tcgemm.matmul(A.cuda().bool(), B)
     with pytest.raises(OperandError, match="float32"):
         tcgemm.matmul(A.cuda().float(), B.float())
+    fp8 = torch.ones(64, 32, dtype=torch.float8_e4m3fn)
+    with pytest.raises(OperandError, match="A is a PyTorch tensor in host memory"):
+        tcgemm.matmul(fp8, B.to(torch.float8_e4m3fn))
+    with pytest.raises(OperandError, match="A is float8_e4m3fn and B is float8_e5m2"):
+        tcgemm.matmul(fp8.cuda(), B.to(torch.float8_e5m2))
+
+
+FP8 = ["float8_e4m3fn", "float8_e5m2"]
+# (A column-major, B column-major): every order, the copy into Kernel D1's where it needs one.
+ORDERS = [(False, True), (False, False), (True, True), (True, False)]
+
+
+def _fp8(torch, dtype, rows, cols, column_major, seed):
+    """A random (rows, cols) fp8 tensor of values in [-1, 1), row- or column-major."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    shape = (cols, rows) if column_major else (rows, cols)
+    x = (torch.rand(*shape, device="cuda", generator=g) * 2 - 1).to(getattr(torch, dtype))
+    return x.T if column_major else x
+
+
+def _skip_without_fp8():
+    from tcgemm.engine.gpu.compile import current_arch
+    if int(current_arch()[3:]) < 89:
+        pytest.skip("fp8 mma.sync needs sm_89 or later (test_fp8_is_refused_before_sm_89 covers this GPU)")
+
+
+def _checked(torch, D, ref, K: int):
+    """D (a tensor of fp32, fp16 or bf16) against the fp64 reference, under the fp32 accumulator's tolerance
+    for sums of K terms (tcgemm.engine.gpu.gemm.check_output, as tests/gpu/test_kernel_d1.py checks D1),
+    a 16-bit D allowed its final rounding."""
+    from tcgemm.engine.gpu.gemm import check_output
+    held = D.view(torch.int16).cpu().numpy().view(np.uint16) if D.dtype == torch.bfloat16 else D.cpu().numpy()
+    return check_output(held, ref.cpu().numpy(), K, accumulator="float32")
+
+
+@pytest.mark.parametrize("dtype", FP8)
+@pytest.mark.parametrize("a_col, b_col", ORDERS)
+def test_fp8_tensors_run_kernel_d1_in_every_order(dtype, a_col, b_col):
+    import tcgemm
+    torch = _torch()
+    _skip_without_fp8()
+    for M, N, K in ((129, 257, 75), (77, 1, 130), (1, 515, 33), (300, 520, 1000)):
+        A = _fp8(torch, dtype, M, K, a_col, M + K)
+        B = _fp8(torch, dtype, K, N, b_col, N + K)
+        ref = A.float().double() @ B.float().double()     # the fp8-decoded values, multiplied in fp64
+        assert tcgemm.plan(M, N, K, dtype).key == "d1"
+        D = tcgemm.matmul(A, B)
+        assert isinstance(D, torch.Tensor) and D.dtype == torch.float32 and D.shape == (M, N)
+        result = _checked(torch, D, ref, K)
+        assert result.passed, f"{dtype} {M}x{N}x{K} A col {a_col} B col {b_col}: {result}"
+
+
+@pytest.mark.parametrize("dtype", FP8)
+def test_fp8_gives_16_bit_d_on_request_and_takes_alpha_beta_and_c(dtype):
+    import tcgemm
+    torch = _torch()
+    _skip_without_fp8()
+    M, N, K = 129, 200, 96
+    A, B = _fp8(torch, dtype, M, K, False, 1), _fp8(torch, dtype, K, N, True, 2)
+    ref = A.float().double() @ B.float().double()
+    for out_dtype, kind in (("float16", torch.float16), ("bfloat16", torch.bfloat16)):
+        D = tcgemm.matmul(A, B, out_dtype=out_dtype)
+        assert D.dtype == kind and _checked(torch, D, ref, K).passed, out_dtype
+    C = torch.rand(M, N, device="cuda")
+    want = 2 * ref - C.double()
+    D = tcgemm.matmul(A, B, out=C, alpha=2, beta=-1, C=C)
+    assert D is C and _checked(torch, C, want, K).passed
+    with pytest.raises(OperandError, match=f"{dtype} inputs give a float32 or float16 or bfloat16 C, not {dtype}"):
+        tcgemm.matmul(A, B, out_dtype=dtype)
+
+
+def test_fp8_is_refused_before_sm_89():
+    import tcgemm
+    from tcgemm.engine.gpu.compile import current_arch
+    from tcgemm.errors import UnsupportedOnGPUError
+    torch = _torch()
+    arch = current_arch()
+    if int(arch[3:]) >= 89:
+        assert tcgemm.plan(64, 64, 64, "float8_e5m2").element == "e5m2"
+        return
+    A = torch.ones(64, 32, device="cuda").to(torch.float8_e4m3fn)
+    B = torch.ones(48, 32, device="cuda").to(torch.float8_e4m3fn).T
+    with pytest.raises(UnsupportedOnGPUError, match=f"float8_e4m3fn inputs need fp8 mma.sync, on sm_89 .*is {arch}"):
+        tcgemm.matmul(A, B)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_fp32_runs_as_tf32_when_allowed(case):
+    """allow_tf32=True: Kernel D1's tf32 build on fp32 arrays in every order, each input rounded to tf32
+    (to nearest, ties away: tcgemm.numerics.elements.decode), the sums under the fp32 tolerance."""
+    import cupy
+    import tcgemm
+    from tcgemm.engine.gpu.gemm import check_output
+    from tcgemm.engine.gpu.matmul import case_operands
+    from tcgemm.numerics.elements import decode
+    for M, N, K in ((129, 257, 75), (1, 515, 33), (300, 520, 1000)):
+        A, B, C = case_operands(case, M, N, K, dtype="float32", seed=K)
+        rounded = [cupy.asarray(decode(cupy.asnumpy(x), "tf32")) for x in (A, B)]
+        ref = rounded[0] @ rounded[1]
+        assert tcgemm.plan(M, N, K, "float32", allow_tf32=True).element == "tf32"
+        D = tcgemm.matmul(A, B, allow_tf32=True)
+        assert D.dtype == np.float32
+        assert check_output(D, ref, K).passed, f"tf32 {case} {M}x{N}x{K}"
+        D = tcgemm.matmul(A, B, alpha=2, beta=-1, C=C, allow_tf32=True)
+        assert check_output(D, 2 * ref - C, K).passed, f"tf32 {case} {M}x{N}x{K}, alpha and beta"
+    with pytest.raises(OperandError, match="pass allow_tf32=True"):
+        tcgemm.matmul(A, B)
 
 
 def test_runs_on_the_current_stream_and_in_a_cuda_graph():

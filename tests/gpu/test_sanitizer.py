@@ -83,6 +83,13 @@ def test_sanitizer_is_clean_on_matmul(case, tile, offset, tool):
     assert_clean(tool, "tcgemm.engine.gpu.matmul", case, "129", "257", "75", tile, str(offset))
 
 
+@pytest.mark.parametrize("case", list(WMMA_CASES))
+def test_sanitizer_is_clean_on_matmul_int8(case):
+    """tcgemm.matmul on int8 views that are not aligned: the copy into Kernel D1's orders, K padded to 16
+    bytes, Kernel D1's int8 build and the int32 pass of alpha and beta."""
+    assert_clean("memcheck", "tcgemm.engine.gpu.matmul", case, "129", "257", "75", "planned", "3", "int8")
+
+
 def test_sanitizer_is_clean_on_the_numerics_probes():
     """kernels/probe_rounding.cu: one mma per case, and one warp per tile over all of K (no shared memory)."""
     assert_clean("memcheck", "tcgemm.numerics.gpu.rounding")

@@ -1,9 +1,10 @@
 """Arrays from other libraries, for tcgemm.matmul: a CuPy view of each (no copy) and the way back.
 
 CuPy arrays are taken as they are. PyTorch tensors (CUDA, on the current device) are viewed through
-DLPack, bf16 ones as their bits (torch has bf16, CuPy does not: a tensor viewed as int16, then as
-uint16, the engine's "bfloat16"); the result goes back as a tensor of the caller's dtype, and the
-kernels run on torch's current stream. Anything else with `__cuda_array_interface__` (Numba, CuPy-like
+DLPack, bf16 and fp8 ones as their bits (torch has them, CuPy does not: a bf16 tensor viewed as int16,
+then as uint16, the engine's "bfloat16"; a float8_e4m3fn or float8_e5m2 tensor as uint8, named by its
+torch dtype); the result goes back as a tensor of the caller's dtype, and the kernels run on torch's
+current stream. Anything else with `__cuda_array_interface__` (Numba, CuPy-like
 arrays) or `__dlpack__` (JAX) is viewed by cupy.asarray / cupy.from_dlpack and the result stays a CuPy
 array. Inputs that cannot be GEMM operands get an OperandError that names them.
 """
@@ -17,10 +18,14 @@ from typing import Any, Callable
 import numpy as np
 
 from tcgemm.errors import OperandError
+from tcgemm.engine.dispatch import INPUT_DTYPES
 from tcgemm.engine.operands import check_device
 from tcgemm.engine.gpu.device import checked_cupy
 
 ACCEPTED = "a CuPy array, a CUDA PyTorch tensor, or an array with __cuda_array_interface__ or __dlpack__"
+# PyTorch dtypes CuPy has none of, viewed as their bits: the torch dtype of the same size to view the tensor
+# as, and the CuPy dtype the engine holds the bits in.
+BIT_VIEWS = {"bfloat16": ("int16", np.uint16), "float8_e4m3fn": ("uint8", np.uint8), "float8_e5m2": ("uint8", np.uint8)}
 
 
 @dataclass(frozen=True)
@@ -45,11 +50,14 @@ def _torch_view(name: str, x, device: int) -> Viewed:
         raise OperandError(f"{name} is a PyTorch tensor on GPU {x.device.index}, but the current device is GPU "
                            f"{device}: move it with {name}.to('cuda:{device}') or change the current device")
     if x.dtype == torch.bool:
-        raise OperandError(f"{name} is a bool tensor; tcgemm.matmul multiplies float16, bfloat16 or int8 matrices")
-    if x.dtype == torch.bfloat16:
-        return Viewed(cupy.from_dlpack(x.view(torch.int16)).view(np.uint16), "bfloat16")
+        raise OperandError(f"{name} is a bool tensor; tcgemm.matmul multiplies {', '.join(INPUT_DTYPES)} matrices "
+                           "(float32 with allow_tf32=True)")
+    dtype = str(x.dtype).removeprefix("torch.")
+    if dtype in BIT_VIEWS:
+        same_size, held = BIT_VIEWS[dtype]
+        return Viewed(cupy.from_dlpack(x.view(getattr(torch, same_size))).view(held), dtype)
     try:
-        return Viewed(cupy.from_dlpack(x), str(x.dtype).removeprefix("torch."))
+        return Viewed(cupy.from_dlpack(x), dtype)
     except (TypeError, ValueError, BufferError) as exc:
         raise OperandError(f"{name}: a {x.dtype} tensor cannot be viewed by CuPy ({exc})") from exc
 

@@ -2,17 +2,22 @@
 
 The kernel is tcgemm.engine.dispatch's choice for the GPU, the shape and the types: on sm_90 Kernel 5.9
 (wgmma, C in the inputs' 16-bit type or fp32) where its tiles fill the GPU, else Kernel 4.7 (mma.sync,
-its tile planned per problem here: tcgemm.engine.plan.plan_kernel) for fp16; int8 runs the WMMA IMMA
-kernel (exact int32 results, M, N and K zero-padded to multiples of 16 around it: copies). D is in the
-inputs' type by default, summed in fp32 (out_dtype="float32" keeps the sums). Where the kernel's C is not
-the caller's (Kernel 4.7 stores fp32 only; Kernel 5.9 does not scale), the kernel writes A @ B into an
-fp32 buffer and one elementwise pass applies alpha and beta and rounds into D. Nothing else is copied
-unless an operand's rows are not 16-byte aligned (see tcgemm.engine.gpu.gemm.prepare). Arrays of other
-libraries (PyTorch tensors, bf16 ones too, and anything with __cuda_array_interface__ or __dlpack__) are
-viewed without a copy (tcgemm.engine.gpu.interop) and D comes back as the caller's kind.
+its tile planned per problem here: tcgemm.engine.plan.plan_kernel) for fp16 and Kernel D1's bf16 build
+for bf16; int8 (exact int32), fp8 e4m3/e5m2 (sm_89 on; fp32 C) and fp32 as tf32 (allow_tf32=True) run
+Kernel D1's build of the type, planned alike. D is in the inputs' type by default, summed in fp32
+(out_dtype="float32" keeps the sums). Where the kernel's C is not the caller's (Kernel 4.7 stores fp32
+only; Kernels 5.9 and D1 do not scale), the kernel writes A @ B into a buffer of its C (fp32, or int32
+for int8) and one elementwise pass applies alpha and beta and rounds into D. Kernel D1 reads A row-major
+and B column-major: an int8, fp8 or fp32 operand in the other order is copied into a buffer in D1's
+order first (kept per stream for the next call). Nothing else is copied unless an operand's rows are
+not 16-byte aligned or K is not a multiple of 16 bytes for D1 (see tcgemm.engine.gpu.gemm.prepare).
+Arrays of other libraries (PyTorch tensors, bf16 and fp8 ones too, and anything with
+__cuda_array_interface__ or __dlpack__) are viewed without a copy (tcgemm.engine.gpu.interop) and D comes
+back as the caller's kind.
 
-`python -m tcgemm.engine.gpu.matmul CASE M N K [TILE/SPLITS] [OFFSET]` runs one checked call (the
-compute-sanitizer tests), e.g. `python -m tcgemm.engine.gpu.matmul "A B" 129 257 75 16x64/3 3`.
+`python -m tcgemm.engine.gpu.matmul CASE M N K [TILE/SPLITS] [OFFSET] [DTYPE]` runs one checked call (the
+compute-sanitizer tests), e.g. `python -m tcgemm.engine.gpu.matmul "A B" 129 257 75 16x64/3 3`, or of int8
+inputs (Kernel D1) `python -m tcgemm.engine.gpu.matmul "A B" 129 257 75 planned 3 int8`.
 """
 from __future__ import annotations
 
@@ -21,13 +26,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from tcgemm.engine.catalog import WMMA_CASES, WMMA_KERNELS
+from tcgemm.engine.catalog import ELEMENTS, WMMA_CASES, WMMA_KERNELS
 from tcgemm.engine.accuracy import verdict
 from tcgemm.engine.dispatch import Dispatch, dispatch, output_dtype
-from tcgemm.engine.kernel_types import ORDER_NAMES, storage_dtype
+from tcgemm.engine.dispatch import D1_ELEMENTS
+from tcgemm.engine.kernel_types import MMA_ORDERS, ORDER_NAMES, storage_dtype
 from tcgemm.errors import OperandError
 from tcgemm.engine.plan import plan_kernel, tile_named
-from tcgemm.engine.operands import memory_order
+from tcgemm.engine.operands import INT32_MAX, INT32_MIN, memory_order
 from tcgemm.engine.gpu import interop
 from tcgemm.engine.gpu.compile import current_arch
 from tcgemm.engine.gpu.device import checked_cupy, device_info, require_gpu
@@ -37,16 +43,21 @@ from tcgemm.engine.gpu.gemm import (case_operands, check_output, for_this_gpu, g
 WMMA_TILE = 16
 
 
-def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None, out_dtype: str | None = None):
+def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None, out_dtype: str | None = None,
+           allow_tf32: bool = False):
     """D = alpha * A @ B + beta * C, into `out` (or a new row-major array); returns D.
 
-    A: (M, K) and B: (K, N) of one type: float16, bfloat16 (a PyTorch tensor; sm_90) or int8, each row-major
-    or column-major (a .T view of a row-major array is column-major), with any offset; CuPy arrays,
-    PyTorch tensors or any array with __cuda_array_interface__ or __dlpack__ (D comes back as the same
-    kind). D: in the inputs' type (int8: int32), or `out_dtype` ("float32" for fp16 and bf16), or out's
-    type. C: (M, N) row-major in D's type, read only where beta != 0; out=C updates C in place.
-    `kernel`: a key of tcgemm.engine.catalog to run instead of tcgemm.engine.dispatch's choice (e.g. "k4.7",
-    "k5.7", "k5.9"). A repeated call with the same arrays reuses its checks."""
+    A: (M, K) and B: (K, N) of one type: float16, bfloat16 (a PyTorch tensor), int8, float8_e4m3fn or
+    float8_e5m2 (PyTorch tensors; sm_89 and sm_90), or float32 with `allow_tf32` (multiplied as tf32, each
+    input rounded to it), each row-major or column-major (a .T view of a row-major array is
+    column-major), with any offset; CuPy arrays, PyTorch tensors or any array with
+    __cuda_array_interface__ or __dlpack__ (D comes back as the same kind). D: in the inputs' type (int8:
+    int32, exact; fp8 and tf32: float32, as there is no fp8 C), or `out_dtype` ("float32" for fp16 and
+    bf16; "float16" or "bfloat16" for fp8, rounded from the fp32 sums), or out's type. C: (M, N) row-major
+    in D's type, read only where beta != 0 (int8: alpha and beta integers, D wraps around as int32 does);
+    out=C updates C in place. `kernel`: a key of tcgemm.engine.catalog to run instead of
+    tcgemm.engine.dispatch's choice (e.g. "k4.7", "k5.7", "k5.9", "w1.1"). A repeated call with the same
+    arrays reuses its checks."""
     device = checked_cupy().cuda.runtime.getDevice()
     back, stream = interop.handing_back(A)
     a, b = interop.view("A", A, device), interop.view("B", B, device)
@@ -54,34 +65,36 @@ def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None
     c = interop.view("C", C, device) if C is not None else None
     if a.dtype != b.dtype:
         raise OperandError(f"A is {a.dtype} and B is {b.dtype}; tcgemm.matmul takes two matrices of one type")
-    out_dtype = output_dtype(a.dtype, out_dtype if out_dtype is not None or o is None else o.dtype)
+    out_dtype = output_dtype(a.dtype, out_dtype if out_dtype is not None or o is None else o.dtype, allow_tf32)
     with stream:
         D = _matmul(a.array, b.array, o.array if o else None, alpha, beta, c.array if c else None, a.dtype,
-                    out_dtype, kernel)
+                    out_dtype, kernel, allow_tf32)
     return out if out is not None else back(D, out_dtype)
 
 
 @lru_cache(maxsize=4096)
 def _dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str, out_dtype: str, scaled: bool,
-              mma_orders: bool) -> Dispatch:
-    return dispatch(arch, sms, M, N, K, in_dtype, out_dtype, scaled, mma_orders)
+              mma_orders: bool, allow_tf32: bool) -> Dispatch:
+    return dispatch(arch, sms, M, N, K, in_dtype, out_dtype, scaled, mma_orders, allow_tf32)
 
 
 def chosen(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str | None = None, scaled: bool = False,
-           kernel: str | None = None, mma_orders: bool = True) -> Dispatch:
+           kernel: str | None = None, mma_orders: bool = True, allow_tf32: bool = False) -> Dispatch:
     """What tcgemm.matmul runs for this problem on this GPU (tcgemm.engine.dispatch), or with `kernel`;
-    `mma_orders`: A row-major and B column-major."""
-    out = output_dtype(in_dtype, out_dtype)
+    `mma_orders`: A row-major and B column-major; `allow_tf32`: float32 inputs run as tf32."""
+    out = output_dtype(in_dtype, out_dtype, allow_tf32)
     if kernel is None:
-        return _dispatch(current_arch(), device_info().sm_count, M, N, K, in_dtype, out, scaled, mma_orders)
+        return _dispatch(current_arch(), device_info().sm_count, M, N, K, in_dtype, out, scaled, mma_orders,
+                         allow_tf32)
     spec = kernel_spec(kernel) if kernel not in WMMA_KERNELS else WMMA_KERNELS[kernel]
+    element = D1_ELEMENTS[in_dtype] if getattr(spec, "elements", ()) else ""
     dtypes = getattr(spec, "dtypes", ())
     kernel_out = out if (in_dtype, out) in dtypes and not (scaled and dtypes) else \
-        ("float32" if dtypes else spec.out_dtype)
-    return Dispatch(kernel, in_dtype, kernel_out, out, f"{M}×{N}×{K}: {spec.title} (asked for)")
+        ("float32" if dtypes else ELEMENTS[element].out_dtype if element else spec.out_dtype)
+    return Dispatch(kernel, in_dtype, kernel_out, out, f"{M}×{N}×{K}: {spec.title} (asked for)", element)
 
 
-def _matmul(A, B, out, alpha, beta, C, in_dtype: str, out_dtype: str, kernel: str | None):
+def _matmul(A, B, out, alpha, beta, C, in_dtype: str, out_dtype: str, kernel: str | None, allow_tf32: bool = False):
     if A.ndim != 2 or B.ndim != 2:
         raise OperandError(f"A @ B needs 2-D A (M, K) and B (K, N), got shapes {tuple(A.shape)} and {tuple(B.shape)}")
     if A.shape[1] != B.shape[0]:
@@ -90,13 +103,17 @@ def _matmul(A, B, out, alpha, beta, C, in_dtype: str, out_dtype: str, kernel: st
     (M, K), N = A.shape, B.shape[1]
     scaled = (alpha, beta) != (1, 0)
     orders = (memory_order("A", A, "C"), memory_order("B", B, "F"))
-    d = chosen(M, N, K, in_dtype, out_dtype, scaled, kernel, orders == ("C", "F"))
+    d = chosen(M, N, K, in_dtype, out_dtype, scaled, kernel, orders == MMA_ORDERS, allow_tf32)
     if d.key in WMMA_KERNELS:
         return _padded_wmma(d.key, A, B, out, alpha, beta, C)
     cupy = checked_cupy()
+    if d.element and orders != MMA_ORDERS:       # Kernel D1 reads A row-major and B column-major only
+        A, B, orders = *_in_mma_orders(A, B, orders), MMA_ORDERS
     spec = _configured(d, orders if kernel_spec(d.key).either_order else (), M, N, K, cupy.cuda.runtime.getDevice())
     if d.kernel_out == d.out_dtype and (spec.signature.scaled or not scaled):
         own = out is None
+        if not own and d.element:       # Kernel D1's own checks would call it C
+            _check_result("out", out, M, N, d.out_dtype)
         if own:     # allocated here, and held by address only: the next call's D lands where this one's did
             out = cupy.empty((M, N), dtype=storage_dtype(d.out_dtype))
         run = prepared(spec, A, B, out, alpha=alpha, beta=beta, addend=C)
@@ -112,8 +129,8 @@ def _configured(d: Dispatch, orders: tuple, M: int, N: int, K: int, device: int)
     """The configuration of d's kernel for this GPU (`device`), types, memory orders and, where it is
     planned, problem: worked out once per call signature."""
     spec = for_this_gpu(kernel_spec(d.key))
-    if spec.elements:       # Kernel D1: its bf16 build
-        spec = spec.with_element("bf16")
+    if d.element:       # Kernel D1: its build for the inputs' type
+        spec = spec.with_element(d.element)
     if spec.dtypes:
         spec = spec.with_dtypes(d.in_dtype, d.kernel_out)
     if orders:
@@ -124,9 +141,11 @@ def _configured(d: Dispatch, orders: tuple, M: int, N: int, K: int, device: int)
 
 
 def _with_epilogue(spec, A, B, out, alpha, beta, C, out_dtype: str):
-    """A @ B into an fp32 buffer (the kernel's C), then D = alpha * AB + beta * C rounded to out_dtype."""
+    """A @ B into a buffer of the kernel's C (fp32; int32 for int8), then D = alpha * AB + beta * C rounded
+    to out_dtype (int32: exact, wrapping around)."""
     cupy = checked_cupy()
     M, N = A.shape[0], B.shape[1]
+    scalars = _scalars(out_dtype, alpha, beta)
     if out is None:
         out = cupy.empty((M, N), dtype=storage_dtype(out_dtype))
     else:
@@ -135,12 +154,23 @@ def _with_epilogue(spec, A, B, out, alpha, beta, C, out_dtype: str):
         if C is None:
             raise OperandError(f"beta={beta} needs a C to scale: pass C, a ({M}, {N}) {out_dtype} array")
         _check_result("C", C, M, N, out_dtype)
-    run = prepared(spec, A, B, _scratch((M, N), cupy.cuda.get_current_stream().ptr))
+    run = prepared(spec, A, B, _scratch((M, N), cupy.cuda.get_current_stream().ptr, storage_dtype(spec.out_dtype)))
     run()
     kernel, scaled_c = _epilogue_kernel(out_dtype, beta != 0)
-    args = (run.C, np.float32(alpha), np.float32(beta)) + ((C,) if scaled_c else ())
+    args = (run.C, *scalars) + ((C,) if scaled_c else ())
     kernel(*args, out)
     return out
+
+
+def _scalars(out_dtype: str, alpha, beta) -> tuple:
+    """alpha and beta as the epilogue pass takes them: fp32, or int32 for an int32 D (integers in its range)."""
+    if out_dtype != "int32":
+        return np.float32(alpha), np.float32(beta)
+    for name, value in (("alpha", alpha), ("beta", beta)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not INT32_MIN <= value <= INT32_MAX:
+            raise OperandError(f"{name}={value!r}: int8 inputs take integer alpha and beta in int32's range "
+                               "(D is their exact int32 result)")
+    return np.int32(alpha), np.int32(beta)
 
 
 def _check_result(name: str, x, M: int, N: int, out_dtype: str) -> None:
@@ -152,12 +182,36 @@ def _check_result(name: str, x, M: int, N: int, out_dtype: str) -> None:
 _SCRATCH: dict = {}
 
 
-def _scratch(shape, stream: int):
-    """The fp32 buffer of A @ B for this shape and stream, kept for the next call (one per stream)."""
+def _scratch(shape, stream: int, dtype: str = "float32"):
+    """The buffer of A @ B for this shape, dtype and stream, kept for the next call (one per stream)."""
     cupy = checked_cupy()
     buffer = _SCRATCH.get(stream)
-    if buffer is None or buffer.shape != shape or buffer.device.id != cupy.cuda.runtime.getDevice():
-        buffer = _SCRATCH[stream] = cupy.empty(shape, dtype=np.float32)
+    if buffer is None or buffer.shape != shape or buffer.dtype != np.dtype(dtype) or \
+            buffer.device.id != cupy.cuda.runtime.getDevice():
+        buffer = _SCRATCH[stream] = cupy.empty(shape, dtype=dtype)
+    return buffer
+
+
+_REORDERED: dict = {}
+
+
+def _in_mma_orders(A, B, orders: tuple) -> tuple:
+    """(A, B) in the orders Kernel D1 reads, A row-major and B column-major: an operand in the other order
+    copied, on the current stream, into a buffer kept for the next call (one per operand and stream)."""
+    stream = checked_cupy().cuda.get_current_stream().ptr
+    return tuple(x if order == want else _reordered(name, x, want, stream)
+                 for name, x, order, want in zip("AB", (A, B), orders, MMA_ORDERS))
+
+
+def _reordered(name: str, x, order: str, stream: int):
+    """x copied into the buffer of operand `name` on `stream`, of x's shape and dtype in memory order `order`."""
+    cupy = checked_cupy()
+    buffer = _REORDERED.get((name, stream))
+    contiguous = "c_contiguous" if order == "C" else "f_contiguous"
+    if buffer is None or buffer.shape != x.shape or buffer.dtype != x.dtype or not getattr(buffer.flags, contiguous) \
+            or buffer.device.id != cupy.cuda.runtime.getDevice():
+        buffer = _REORDERED[(name, stream)] = cupy.empty(x.shape, dtype=x.dtype, order=order)
+    buffer[...] = x
     return buffer
 
 
@@ -165,12 +219,18 @@ def _scratch(shape, stream: int):
 _DECODE = {"float32": "c", "float16": "(float)c", "bfloat16": "__uint_as_float(((unsigned)c) << 16)"}
 _ENCODE = {"float32": "d = v;", "float16": "d = (float16)v;",
            "bfloat16": "unsigned u = __float_as_uint(v); d = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);"}
+# int32: in unsigned arithmetic, which wraps around mod 2^32 as tcgemm.engine.gpu.gemm.reference does.
+_INT32_BODY = "d = (int)((unsigned)alpha * (unsigned)t{});"
 
 
 @lru_cache(maxsize=None)
 def _epilogue_kernel(out_dtype: str, with_c: bool):
     """The elementwise pass D = alpha * t + beta * C (C only `with_c`), compiled once per type."""
     cupy = require_gpu()
+    if out_dtype == "int32":
+        params = "int32 t, int32 alpha, int32 beta" + (", int32 c" if with_c else "")
+        body = _INT32_BODY.format(" + (unsigned)beta * (unsigned)c" if with_c else "")
+        return cupy.ElementwiseKernel(params, "int32 d", body, f"tcgemm_epilogue_int32_{int(with_c)}"), with_c
     stored = {"float32": "float32", "float16": "float16", "bfloat16": "uint16"}[out_dtype]
     params = "float32 t, float32 alpha, float32 beta" + (f", {stored} c" if with_c else "")
     body = f"float v = alpha * t{' + beta * ' + _DECODE[out_dtype] if with_c else ''}; {_ENCODE[out_dtype]}"
@@ -325,8 +385,9 @@ def _main(argv) -> None:
     case, M, N, K = argv[0], *(int(x) for x in argv[1:4])
     tile = argv[4] if len(argv) > 4 and argv[4] != "planned" else None
     offset = int(argv[5]) if len(argv) > 5 else 0
-    result = check_matmul_order(case, M, N, K, 2, -1, offset=offset, tile=tile)
-    print(case, M, N, K, tile or "planned", offset, result)
+    dtype = argv[6] if len(argv) > 6 else "float16"
+    result = check_matmul_order(case, M, N, K, 2, -1, dtype=dtype, offset=offset, tile=tile)
+    print(case, M, N, K, tile or "planned", offset, dtype, result)
     if not result.passed:
         raise SystemExit(1)
 
