@@ -293,6 +293,14 @@ __device__ __forceinline__ void st_shared_b32(unsigned smem_addr, unsigned x) {
     asm volatile("st.shared.b32 [%0], %1;\n" :: "r"(smem_addr), "r"(x) : "memory");
 }
 
+// stmatrix.x4 (sm_90): four 8 x 8 matrices of 16-bit elements from the warp's registers to shared memory.
+// Lanes 8i to 8i + 7 give the addresses of matrix i's rows; register i of lane l holds matrix i's row l / 4,
+// columns 2 (l % 4) and 2 (l % 4) + 1 (the first in the low half), as ldmatrix would have loaded them.
+__device__ __forceinline__ void stmatrix_x4(unsigned smem_addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+                 :: "r"(smem_addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+}
+
 // TMA store: the box of `map` whose first element is at (x, y) from shared memory at `src` (laid out as
 // the map's swizzle says) to global memory, clipped at the tensor's edges. Issued by one thread; it
 // joins that thread's current bulk group.

@@ -170,8 +170,9 @@ def node() -> str:
     return found
 
 
-def run_node(node: str, cases: list[dict] = (), exprs: list[dict] = ()) -> dict:
-    payload = json.dumps({"cases": list(cases), "exprs": list(exprs), "catalog": catalog()})
+def run_node(node: str, cases: list[dict] = (), exprs: list[dict] = (), puzzles: list[dict] = ()) -> dict:
+    """tests/js/bank_cases.mjs's answer: ``puzzles`` are {name, settings} (tests/test_bank_puzzles.py)."""
+    payload = json.dumps({"cases": list(cases), "exprs": list(exprs), "puzzles": list(puzzles), "catalog": catalog()})
     run = subprocess.run([node, str(RUNNER)], input=payload, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)

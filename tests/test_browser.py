@@ -33,7 +33,7 @@ from tcgemm.dark_mode import DARK_PAGE
 from tcgemm.fragment_layouts import ldmatrix_address_lane, ldmatrix_layout
 from tcgemm.layouts import row_major, xor_permuted
 from tcgemm.publish.notebook import recorded_on
-from tcgemm.smem import bank_cases
+from tcgemm.smem import bank_cases, bank_puzzles
 from tcgemm.smem.banks import analyze, bank_of, ldmatrix_tile
 from tcgemm.engine.source import Listing
 from tcgemm.style import DISPLAY_COLUMN_PX, MIN_DISPLAY_TEXT_PX, RECORD_DPI, TEXT_COLUMN_CHARS
@@ -298,6 +298,34 @@ def test_bank_explorer_shows_what_nsight_compute_measured(browser_report):
     assert shown["measured"] == [[c, counts[c]["measured"]] for c in bank_cases.MEASURED_COUNTERS[preset["op"]]
                                  if c in counts and counts[c]["measured"] is not None]
     assert recorded_on(CHAPTER)["device"] in shown["measuredText"]
+
+
+def shown_settings(puzzle: dict) -> dict:
+    """The explorer settings the puzzle panel judged (its verdict's data-settings)."""
+    return bank_cases.settings(**puzzle["settings"])
+
+
+@pytest.mark.slow
+def test_bank_explorer_judges_its_puzzles_as_bank_puzzles_does(browser_report):
+    """check_book.mjs's puzzle (EXPLORER_PUZZLE) chosen, answered with padding, its solution shown, and a
+    link to it solved: each verdict, word for word, is tcgemm.smem.bank_puzzles' on the settings shown."""
+    tried = explorer(browser_report).get("puzzle")
+    if tried and not tried["found"]:
+        pytest.skip(tried["reason"])  # the chapter's recorded explorer predates its puzzles
+    assert tried and "reason" not in tried, tried
+    assert "error" not in tried["link"], tried["link"]
+    readings = {k: tried[k]["puzzle"] for k in ("chosen", "padded", "solved")} | {"link": tried["link"]["shown"]["puzzle"]}
+    for step, shown in readings.items():
+        verdict = bank_puzzles.puzzle_solved(shown["name"], shown_settings(shown))
+        assert (shown["solved"], shown["problems"]) == (str(verdict.solved).lower(), list(verdict.problems)), step
+    name, opened = readings["chosen"]["name"], shown_settings(readings["chosen"])
+    start = bank_puzzles.start_settings(name)
+    assert all(opened[k] == start[k] for k in ("access", "layout", "elem_bytes", "row_elems")), opened
+    assert [r["solved"] for r in readings.values()] == ["false", "false", "true", "true"]
+    assert readings["padded"]["problems"][0].startswith("the 16-byte stores: ")
+    assert tried["hash"].startswith(f"#bank-explorer:puzzle={name}&")
+    for width, fits in tried["link"]["fits"].items():
+        assert not fits["pageScrolls"] and fits["controlsOutside"] == [], (width, fits)
 
 
 @pytest.mark.slow

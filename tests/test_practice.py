@@ -51,3 +51,14 @@ def test_a_check_against_another_truth_names_it():
     assert not right.passed and "differ from the GPU" in str(right)
     assert "agree with the GPU" in str(exercise(key).check(lambda r, c: (0, 0), truth=lambda r, c: (0, 0),
                                                              against="the GPU"))
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_report_and_a_solution_fit_the_book_s_text_column(key):
+    from tcgemm.practice.exercise import WIDTH
+    from tcgemm.style import TEXT_COLUMN_CHARS
+    e = exercise(key)
+    assert WIDTH == TEXT_COLUMN_CHARS
+    shown = [str(solution(key))] + [str(e.check(typical)) for typical, _ in e.hints]
+    assert all(len(line) <= WIDTH for text in shown for line in text.splitlines()), key
+    assert repr(solution(key)) == str(solution(key))

@@ -21,10 +21,10 @@ def test_a_wrong_descriptor_names_its_first_wrong_field():
 
 
 def test_bad_answers_are_reported_not_raised():
-    assert "not a 64-bit unsigned integer" in str(check("hopper.descriptor", lambda *case: -1))
+    assert "not a 64-bit unsigned integer" in check("hopper.descriptor", lambda *case: -1).text
     broken = check("hopper.d_owner", lambda row, col: 1 // (row - 5))
-    assert not broken.passed and "D[5][0]: the answer raised ZeroDivisionError" in str(broken)
-    assert "must be a function" in str(check("hopper.full_parity", (0, 1)))
+    assert not broken.passed and "D[5][0]: the answer raised ZeroDivisionError" in broken.text
+    assert "must be a function" in check("hopper.full_parity", (0, 1)).text
 
 
 def test_the_ring_model_is_the_kernels_parity():
@@ -47,3 +47,49 @@ def test_the_chapter_has_its_exercises():
     assert (ROOT / "book" / f"{CHAPTER}.ipynb").exists()
     assert [e.key for e in exercises(CHAPTER)] == KEYS and len(KEYS) >= 4
     assert all(key.startswith("hopper.") for key in KEYS)
+
+
+def test_the_hardware_checks_are_exercises_of_the_chapter():
+    from tcgemm.practice.gpu.hopper import TRUTHS
+    assert list(TRUTHS) == ["hopper.descriptor"] and set(TRUTHS) <= set(KEYS)
+
+
+def _read_by_the_model(reading, desc):
+    """D of the probe's wgmma through `desc` on the images it is given, as the model says wgmma reads."""
+    import numpy as np
+    from tcgemm.practice.gpu.hopper import _operands
+    a, b, _, expected = _operands(reading)
+    values = (a if reading.operand == "A" else b).view(np.float16)[reading.read_offsets(desc) // 2]
+    if reading.operand == "A":
+        return (values if reading.major == "K" else values.T).astype(np.float32), expected
+    d = np.zeros_like(expected)
+    d[:len(values)] = values
+    return d, expected
+
+
+def test_the_probe_images_read_through_the_books_descriptor_are_the_expected_d():
+    import numpy as np
+    from dataclasses import replace
+    from tcgemm.practice.gpu.hopper import descriptor_readings
+    readings = descriptor_readings()
+    assert len(readings) == 23 and {r.operand for r in readings} == {"A", "B"}
+    for reading in readings:
+        d, expected = _read_by_the_model(reading, reading.model)
+        assert np.array_equal(d, expected), reading
+        wrong = replace(reading.model, stride_byte_offset=reading.model.stride_byte_offset // 2)
+        assert not np.array_equal(_read_by_the_model(reading, wrong)[0], expected), reading
+
+
+def test_no_candidate_descriptor_reads_outside_the_probes_image():
+    from dataclasses import replace
+    from tcgemm.practice.gpu.hopper import Reading, descriptor_readings, image_bytes
+    for reading in descriptor_readings():
+        size = image_bytes(reading.operand, reading.n)
+        for pairs in reading.candidates().values():
+            for _, desc in pairs:
+                for exchanged in (False, True):
+                    assert reading.read_offsets(desc, exchanged=exchanged).max() < size, (reading, desc)
+    k_major = Reading("128B", "K", 64, 64)       # 8 groups of 8 rows in 8192 bytes: SBO 2048 would leave them
+    assert not k_major.stays_inside(replace(k_major.model, stride_byte_offset=2048))
+    unused = [v for v, _ in k_major.candidates()["leading_byte_offset"]]     # bounded as if it were used
+    assert 16 in unused and max(unused) < 8192

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import traitlets
 
-from tcgemm.smem import bank_cases, banks
+from tcgemm.smem import bank_cases, bank_puzzles, banks
 from tcgemm import fragment_layouts, layouts
 from tcgemm.widgets import BankExplorer, LanePicker
 from tcgemm.widgets.lane_picker import all_cases, case
@@ -40,6 +40,32 @@ def test_explorer_offers_every_case_of_the_catalogue():
     assert set(catalog["layout_settings"]) == set(bank_cases.LAYOUTS)
     assert {p[k] for p in bank_cases.PRESETS.values() for k in ("kernel", "source") if p[k]} == set(catalog["kernels"])
     assert BankExplorer(layout="cute").report().conflicts == 0
+
+
+def test_explorer_offers_the_puzzles_and_judges_the_one_shown():
+    assert BankExplorer().catalog["puzzles"] == bank_puzzles.PUZZLES
+    w = BankExplorer(puzzle="pad-a")
+    assert w.puzzle == "pad-a" and w.settings() == bank_puzzles.start_settings("pad-a")
+    assert not w.verdict() and "ldmatrix.x4 of A: 16 wavefronts where 4 would do" in w.verdict().problems[0]
+    w.smem_layout, w.pad_bytes = "padded", 16
+    assert w.verdict().solved
+    assert BankExplorer(puzzle="pad-a", layout="xor").verdict().solved
+
+
+def test_explorer_refuses_unknown_puzzles_and_a_verdict_without_one():
+    with pytest.raises(ValueError, match="unknown puzzle"):
+        BankExplorer(puzzle="nonesuch")
+    w = BankExplorer()
+    with pytest.raises(traitlets.TraitError, match="unknown puzzle"):
+        w.puzzle = "nonesuch"
+    with pytest.raises(ValueError, match="no puzzle is shown"):
+        w.verdict()
+
+
+def test_explorer_module_holds_the_puzzles_judge_and_panel():
+    esm = BankExplorer._esm
+    assert "export function puzzleSolved" in esm and "function puzzlePanel" in esm
+    assert esm.index("function puzzlePanel") < esm.index("export default { render }")
 
 
 @pytest.mark.parametrize("num", [1, 2, 4])

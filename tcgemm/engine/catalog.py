@@ -94,6 +94,10 @@ HOPPER_KERNELS = (
     GemmKernel(key="k5.9", title="Kernel 5.9: C in 16 bits", entry="c_in_16_bits", either_order=True,
                out_dtype="float16", dtypes=HOPPER_DTYPES,
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB"), **_TMA_STORE),
+    GemmKernel(key="k5.10", title="Kernel 5.10: C staged by stmatrix", entry="stmatrix_epilogue", either_order=True,
+               out_dtype="float16", dtypes=HOPPER_DTYPES,
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB", "STSM.16.M88.4"),
+               **_TMA_STORE),
 )
 # What Kernel 5.7's HGMMA reads transposed (MN-major, wgmma's imm-trans) in each order case, as cuobjdump
 # prints it: a suffix of the descriptor operand, e.g. "HGMMA.64x256x16.F32 R24, gdesc[UR16].tnspB, ...".

@@ -21,7 +21,7 @@ first that fits a GPU's shared memory per block. `switches` lists other -D macro
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from tcgemm.arch import TARGET_ARCHS
@@ -161,6 +161,8 @@ class GemmKernel:
     elements: tuple[Element, ...] = ()      # the input types it compiles for (-DELEMENT): Kernel D1 only
     element: str = ""            # the one of `elements` compiled in
     arch_specific: bool = False  # built for the architecture-specific target (sm_90a: wgmma, setmaxnreg)
+    text: str = field(default="", repr=False)   # CUDA source compiled in place of kernels/<source> (a reader's
+                                                 # edit in the workbench, tcgemm.practice.workbench); "": the file
 
     @property
     def source(self) -> str:
@@ -398,7 +400,7 @@ class WmmaKernel:
     planned = arch_specific = False
     splits = 1
     smem_bytes = 0
-    element = ""
+    element = text = ""
     alignment = 32
     alignment_reason = "loads and stores its 16 x 16 tiles at 32-byte aligned addresses only"
     aligned_c = True

@@ -182,6 +182,13 @@ def ring_state(n_stages: int, k_tiles: int, iteration: int) -> list[tuple[int | 
             if step.iteration == iteration:
                 break
             computed.add(step.tile)
+    return stage_states(holds, computed, n_stages, iteration)
+
+
+def stage_states(holds: dict[int, int], computed: set[int], n_stages: int,
+                 iteration: int) -> list[tuple[int | None, str]]:
+    """Each stage's (tile, state) while `iteration` computes: `holds` maps a stage to the last tile copied
+    into it, `computed` the tiles computed before."""
     state = []
     for stage in range(n_stages):
         tile = holds.get(stage)

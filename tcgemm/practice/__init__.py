@@ -55,6 +55,8 @@ class Solution:
     def __str__(self) -> str:
         return f"{self.source}\n{self.report}"
 
+    __repr__ = __str__
+
     def _repr_markdown_(self) -> str:
         return f"```python\n{self.source}```\n\n{self.report._repr_markdown_()}"
 

@@ -91,18 +91,24 @@ def layout_cases():
             yield ("store", row0, p), f"16-byte stores of rows {row0}-{row0 + 3}, phase {p} (row {row0 + p})"
 
 
-def _offsets(offset: Callable) -> np.ndarray:
-    table = np.empty((TILE, TILE), dtype=np.int64)
+def _offsets(offset: Callable) -> np.ndarray | None:
+    """The byte offset of every element as a table; None when the answer is not written yet (None everywhere)."""
+    given = {}
     for row in range(TILE):
         for col in range(TILE):
             try:
-                value = np.asarray(offset(row, col))
+                given[row, col] = offset(row, col)
             except Exception as exc:
                 raise ValueError(f"offset({row}, {col}) raised {type(exc).__name__}: {exc}") from exc
-            if value.ndim or value.dtype.kind not in "iuf" or not 0 <= value < 2 ** 31 or value % 1:
-                raise ValueError(f"offset({row}, {col}) is {value.tolist()!r}, not a byte offset (a whole "
-                                 f"number from 0 to 2^31 - 1)")
-            table[row, col] = value
+    if all(value is None for value in given.values()):
+        return None
+    table = np.empty((TILE, TILE), dtype=np.int64)
+    for (row, col), value in given.items():
+        value = np.asarray(value)
+        if value.ndim or value.dtype.kind not in "iuf" or not 0 <= value < 2 ** 31 or value % 1:
+            raise ValueError(f"offset({row}, {col}) is {value.tolist()!r}, not a byte offset (a whole "
+                             f"number from 0 to 2^31 - 1)")
+        table[row, col] = value
     return table
 
 
@@ -134,9 +140,12 @@ def score_layout(offset: Callable) -> Callable:
     """The reader's `offset` as a function of a case: its layout finding, or a phase's PhaseScore."""
     found = {}
 
-    def tile() -> layouts.Layout:
+    def tile() -> layouts.Layout | None:
         if "tile" not in found:
             table = _offsets(offset)
+            if table is None:
+                found["tile"] = None
+                return None
             found["finding"] = _layout_finding(table)
             slots = table - table % 16      # a row address is read from the 16-byte slot holding it
             found["tile"] = layouts.custom(lambda r, c: slots[r, c], "your layout", FP16_BYTES, TILE)
@@ -144,6 +153,8 @@ def score_layout(offset: Callable) -> Callable:
 
     def score(kind: str, *where):
         layout = tile()
+        if layout is None:                   # not answered yet
+            return None
         if kind == "layout":
             return found["finding"]
         if kind == "ldmatrix":
@@ -188,15 +199,17 @@ def padded_bank(row: int, col: int, row_elems: int, pad_bytes: int) -> int:
 
 
 def xor_bank(row: int, col: int) -> int:
-    line = row // 2                                   # two 64-byte tile rows per 128-byte line
+    line = row // 2                 # two 64-byte tile rows per 128-byte line
     chunk = (4 * (row % 2) + col // 8) ^ (line % 4)
     return 4 * chunk + (col % 8) // 2
 
 
 def ldmatrix_wavefronts(row_elems: int, pad_bytes: int) -> int:
     stride = FP16_BYTES * row_elems + pad_bytes
-    groups = [i * stride // 16 % 8 for i in range(8)]    # the bank groups of one phase's 8 rows
-    return 4 * max(groups.count(g) for g in groups)      # four phases, alike up to a rotation of the groups
+    # the bank groups of one phase's 8 rows; the four phases are alike up
+    # to a rotation of the groups
+    groups = [i * stride // 16 % 8 for i in range(8)]
+    return 4 * max(groups.count(g) for g in groups)
 
 
 def conflict_free_offset(row: int, col: int) -> int:

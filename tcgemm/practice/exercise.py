@@ -7,10 +7,12 @@ case, compares it with the model's, and keeps the first few disagreements.
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 SHOWN = 3          # disagreements a report lists
+WIDTH = 77         # the book's text column, tcgemm.style.TEXT_COLUMN_CHARS (style imports matplotlib)
 UNANSWERED = "not answered yet: the function returns None on every case"
 
 
@@ -38,20 +40,34 @@ class Report:
     def passed(self) -> bool:
         return not self.wrong and not self.error
 
-    def __str__(self) -> str:
+    def lines(self) -> tuple[str, list[str]]:
+        """The verdict, and the lines under it: the first disagreements and the hint."""
         if self.error:
-            return f"FAIL {self.title}: {self.error}"
+            return f"FAIL {self.title}: {self.error}", []
         if self.passed:
-            return f"PASS {self.title}: all {self.checked} cases agree with {self.against}"
-        lines = [f"FAIL {self.title}: {self.wrong} of {self.checked} cases differ from {self.against}; the first:"]
-        lines += [f"  {m}" for m in self.first]
-        if self.hint:
-            lines.append(f"  hint: {self.hint}")
-        return "\n".join(lines)
+            return f"PASS {self.title}: all {self.checked} cases agree with {self.against}", []
+        items = [str(m) for m in self.first] + ([f"hint: {self.hint}"] if self.hint else [])
+        return f"FAIL {self.title}: {self.wrong} of {self.checked} cases differ from {self.against}; the first:", items
+
+    @property
+    def text(self) -> str:
+        """The report unwrapped: the verdict, then each item on a line of its own."""
+        head, items = self.lines()
+        return "\n".join([head] + [f"  {item}" for item in items])
+
+    def __str__(self) -> str:
+        """The report wrapped to the book's text column."""
+        head, items = self.lines()
+        out = textwrap.wrap(head, WIDTH, subsequent_indent="  ")
+        for item in items:
+            out += textwrap.wrap(item, WIDTH, initial_indent="  ", subsequent_indent="    ")
+        return "\n".join(out)
+
+    __repr__ = __str__
 
     def _repr_markdown_(self) -> str:
-        text = str(self).replace("\n  ", "\n- ").replace("; the first:", "; the first:\n")
-        return text
+        head, items = self.lines()
+        return "\n".join([head, ""] + [f"- {item}" for item in items]) if items else head
 
 
 Case = tuple[tuple, str]          # (arguments, where)

@@ -38,15 +38,24 @@ def _model_descriptor(mode, major, mn, k, address):
 
 
 # The book's answer, from the chapter's rules: fields in units of 16 bytes, the swizzle's descriptor code.
-def descriptor_word(mode: str, major: str, mn: int, k: int, address: int) -> int:
+def descriptor_word(mode: str, major: str, mn: int, k: int,
+                    address: int) -> int:
     width = {"none": 16, "32B": 32, "64B": 64, "128B": 128}[mode]
     if major == "K":
-        lbo, sbo = (128, 128 * (2 * k // 16)) if mode == "none" else (16, 8 * width)
+        if mode == "none":
+            lbo, sbo = 128, 128 * (2 * k // 16)
+        else:
+            lbo, sbo = 16, 8 * width
     else:
-        past_all_of_k = 8 * width * (k // 8)        # k / 8 atoms (none: core matrices) of 8 rows of K
-        lbo, sbo = (128, past_all_of_k) if mode == "none" else (past_all_of_k, 8 * width)
+        # k / 8 atoms (none: core matrices) of 8 rows of K
+        past_all_of_k = 8 * width * (k // 8)
+        if mode == "none":
+            lbo, sbo = 128, past_all_of_k
+        else:
+            lbo, sbo = past_all_of_k, 8 * width
     code = {"none": 0, "128B": 1, "64B": 2, "32B": 3}[mode]
-    return address >> 4 | (lbo >> 4) << 16 | (sbo >> 4) << 32 | code << 62
+    return (address >> 4 | (lbo >> 4) << 16 | (sbo >> 4) << 32
+            | code << 62)
 
 
 def _field(word: int, name: str) -> int:
@@ -84,8 +93,8 @@ def _offsets_swapped(mode, major, mn, k, address):
 class FieldExercise(Exercise):
     """An exercise whose answer is a 64-bit descriptor: each wrong case names its first wrong field."""
 
-    def check(self, answer) -> Report:
-        report = super().check(answer)
+    def check(self, answer, truth=None, against: str = "the model") -> Report:
+        report = super().check(answer, truth, against)
         return replace(report, first=tuple(_first_wrong_field(m) for m in report.first))
 
 
@@ -123,7 +132,7 @@ def _model_b_offset(k, n):
 
 
 def b_tile_offset(k: int, n: int) -> int:
-    box, column = divmod(n, 64)              # 64 fp16 = one 128-byte swizzle row per box row
+    box, column = divmod(n, 64)     # 64 fp16: one 128-byte swizzle row
     chunk = (column // 8) ^ (k % 8)
     return 64 * 64 * 2 * box + 128 * k + 16 * chunk + 2 * (column % 8)
 
@@ -145,9 +154,12 @@ def _model_boxes(kernel, operand):
 
 
 def operand_boxes(kernel, operand: str) -> tuple[int, int, int]:
-    tile = kernel.tile_m if operand == "A" else kernel.tile_n // kernel.cluster     # a block's part of B
+    # a block's part of B
+    tile = (kernel.tile_m if operand == "A"
+            else kernel.tile_n // kernel.cluster)
     if kernel.mn_major(operand):
-        return kernel.tile_k, 64, tile // 64          # rows of K by one 128-byte swizzle row of M or N
+        # rows of K by one 128-byte swizzle row of M or N
+        return kernel.tile_k, 64, tile // 64
     return tile, kernel.tile_k, 1
 
 

@@ -66,7 +66,8 @@ def _matrix_entries():
 
 # The book's answers, written from the chapter's rules.
 def a_x4_address(lane: int, row0: int, col0: int, row_elems: int) -> int:
-    row = row0 + lane % 16          # lanes 0-15 walk down the rows, lanes 16-31 again, one chunk right
+    # lanes 0-15 walk down the rows, lanes 16-31 again, one chunk right
+    row = row0 + lane % 16
     col = col0 + 8 * (lane // 16)
     return FP16_BYTES * (row * row_elems + col)
 

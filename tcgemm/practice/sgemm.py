@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from tcgemm.practice.exercise import Exercise, Report
+from tcgemm.practice.exercise import UNANSWERED, Exercise, Report
 from tcgemm.sgemm import regbank, sgemm_layout
 from tcgemm.sgemm.regbank import MAXWELL, REGISTER_FILES, SIZE
 
@@ -122,6 +122,13 @@ def _numbering_model(i, j) -> FfmaRead:
     return _model_reads()[i, j]
 
 
+def _none_everywhere(c_register) -> bool:
+    try:
+        return all(c_register(i, j) is None for i in range(SIZE) for j in range(SIZE))
+    except Exception:        # the reader's code: _loop_reads says what it raised, and where
+        return False
+
+
 class NumberingExercise(Exercise):
     """The answer numbers the accumulators, one c_ij at a time; its loop is simulated whole (a register used
     twice is an error), and each FFMA must cost the model's extra cycles. Hints are numberings too."""
@@ -129,6 +136,8 @@ class NumberingExercise(Exercise):
     def check(self, answer) -> Report:
         if not callable(answer):
             return super().check(answer)
+        if _none_everywhere(answer):
+            return Report(self.title, SIZE * SIZE, SIZE * SIZE, error=UNANSWERED)
         try:
             reads = _loop_reads(answer)
         except NotANumbering as err:
@@ -155,20 +164,23 @@ def lds_address(tid: int, k: int, matrix: str, load: int, tile: int) -> int:
 
 
 def global_load(tid: int, j: int, tile: int) -> tuple[str, int, int]:
-    loaders = tile * tile // 128                  # half the threads copy A, the other half B
-    per_row = tile // 4                           # float4 pieces in a stripe row
+    loaders = tile * tile // 128    # half the threads copy A, half B
+    per_row = tile // 4             # float4 pieces in a stripe row
     i = tid % loaders
-    return ("A" if tid < loaders else "B"), i // per_row + j * (loaders // per_row), i % per_row
+    row = i // per_row + j * (loaders // per_row)
+    return ("A" if tid < loaders else "B"), row, i % per_row
 
 
 def extra_cycles(a: int, b: int, c: int, register_file: str) -> int:
-    banks, reads_per_bank = (4, 1) if register_file == "Maxwell/Pascal" else (2, 2)
+    maxwell = register_file == "Maxwell/Pascal"
+    banks, reads_per_bank = (4, 1) if maxwell else (2, 2)
     reads = [r % banks for r in {a, b, c}]
-    return sum(max(reads.count(bank) - reads_per_bank, 0) for bank in range(banks))
+    return sum(max(reads.count(bank) - reads_per_bank, 0)
+               for bank in range(banks))
 
 
 def c_register(i: int, j: int) -> int:
-    return 8 * i + (j ^ 2)                        # bank (j mod 4) XOR 2: never b_j's
+    return 8 * i + (j ^ 2)          # bank (j mod 4) XOR 2: never b_j's
 
 
 # ---------------------------------------------------------------------------------------------

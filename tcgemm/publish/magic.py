@@ -5,7 +5,8 @@ as if the line were not there (same outputs, and an error in the body fails the 
 record` and nbval still see it); where none is, it prints one line saying what is missing and what
 to do, so JupyterLab's "Run All" goes on to the CPU cells. `%%gpu sm_90` runs the body only on a GPU
 of that architecture or a later one (the Hopper chapter's TMA and wgmma), and otherwise says so in
-one line. Importing this module imports no CuPy.
+one line. The `%%kernel` magic is the kernel workbench (tcgemm.practice.workbench). Importing this module
+imports no CuPy.
 """
 from __future__ import annotations
 
@@ -54,8 +55,19 @@ def gpu(line: str, cell: str):
         raise GpuCellError(f"{type(error).__name__}: {error}")
 
 
+def kernel(line: str, cell: str):
+    """%%kernel like=k3.1 [against=KEY] [size=M[xNxK]] [arch=sm_XY] [rounds=R]: the cell's CUDA source in
+    place of a book kernel's, compiled, its SASS summed up, and with a GPU checked and timed beside that
+    kernel and cuBLAS (the workbench: tcgemm.practice.workbench). Its errors at the cell's line numbers, the
+    %%kernel line being line 1."""
+    from tcgemm.practice.gpu.workbench import run
+
+    return run(line, cell, line_offset=1)
+
+
 def load_ipython_extension(ipython):
     ipython.register_magic_function(gpu, magic_kind="cell", magic_name="gpu")
+    ipython.register_magic_function(kernel, magic_kind="cell", magic_name="kernel")
     # The book's figures are pyplot-free Figure objects: show them as PNG even in a notebook that
     # never imports pyplot (which is what would otherwise install the inline backend's formatter).
     from IPython.core.pylabtools import select_figure_formats

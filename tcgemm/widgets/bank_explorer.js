@@ -1,6 +1,7 @@
 // The bank-conflict explorer's view. Appended to banks.js into one ES module (anywidget's _esm):
 // every number it shows is computed here, in the page, so it also works in the static HTML book.
-// Its settings (and the phase shown) live in the page's URL: #bank-explorer:access=...&layout=...
+// Its settings (and the phase and puzzle shown) live in the page's URL: #bank-explorer:access=...&layout=...
+// (#bank-explorer:puzzle=...&access=... with a puzzle: bank_puzzle_panel.js).
 
 const SETTINGS = ["access", "layout", "elem_bytes", "row_elems", "pad_bytes", "B", "M", "S", "unit", "expr", "cute"];
 const NUMBERS = new Set(["elem_bytes", "row_elems", "pad_bytes", "B", "M", "S"]);
@@ -58,9 +59,9 @@ function readSettings(root) {
 
 // ---- the URL ------------------------------------------------------------------------------------
 
-function hashText(catalog, settings, phase) {
+function hashText(catalog, settings, phase, puzzle) {
   const names = ["access", "layout", "elem_bytes", ...catalog.layout_settings[settings.layout] || []];
-  const params = new URLSearchParams(names.map((name) => [name, String(settings[name])]));
+  const params = new URLSearchParams([...puzzle ? [["puzzle", puzzle]] : [], ...names.map((name) => [name, String(settings[name])])]);
   params.set("phase", String(phase));
   return HASH + params.toString();
 }
@@ -69,7 +70,7 @@ function hashSettings() {
   if (!window.location.hash.startsWith(HASH)) return null;
   const params = new URLSearchParams(window.location.hash.slice(HASH.length));
   const settings = {};
-  for (const [name, value] of params) if (SETTINGS.includes(name) || name === "phase") settings[name] = value;
+  for (const [name, value] of params) if (SETTINGS.includes(name) || name === "phase" || name === "puzzle") settings[name] = value;
   return settings;
 }
 
@@ -292,7 +293,8 @@ function render({ model, el }) {
   const details = element("details", {}, [element("summary", { text: "every lane's address and banks" })]);
   const lanes = element("div", { class: "tcgemm-scroll" });
   details.append(lanes);
-  root.append(form, summary, cute, measured, stepper,
+  const puzzles = puzzlePanel(catalog, choosePuzzle);
+  root.append(puzzles.node, form, summary, cute, measured, stepper,
     element("div", { class: "tcgemm-caption", text: "The tile as the kernel indexes it, coloured by bank; "
       + "the phase's elements outlined, each lane's number where its request starts:" }),
     tileBox, info, memoryCaption, memoryBox,
@@ -380,13 +382,32 @@ function render({ model, el }) {
         conflicts: "", wavefronts: "", ideal: "", maxWay: "", error: error.message, phase: "", preset,
       });
     }
+    puzzles.check(settings);
+  }
+
+  // The reader chose a puzzle (or none), or asked to see its solution: its settings, from phase 0.
+  function choosePuzzle(name, withSolution) {
+    puzzles.show(name);
+    try {
+      model.set("puzzle", puzzles.name);
+      model.save_changes();
+    } catch (error) {
+      // No kernel in the static HTML book.
+    }
+    const puzzle = catalog.puzzles?.[puzzles.name];
+    if (puzzle) {
+      const values = { ...puzzleStart(puzzle), ...withSolution ? puzzle.solution : {} };
+      for (const [key, value] of Object.entries(values)) setSetting(key, value);
+      phase = 0;
+    }
+    changed();
   }
 
   // After the reader changed something: redraw and put the settings in the page's URL.
   function changed() {
     update();
     const url = new URL(window.location.href);
-    url.hash = hashText(catalog, readSettings(root), phase);
+    url.hash = hashText(catalog, readSettings(root), phase, puzzles.name);
     try {
       window.history.replaceState(window.history.state, "", url);
     } catch (error) {
@@ -398,8 +419,9 @@ function render({ model, el }) {
   function applyHash() {
     const fromHash = hashSettings();
     if (!fromHash) return false;
-    for (const [name, value] of Object.entries(fromHash)) if (name !== "phase") setSetting(name, value);
+    for (const [name, value] of Object.entries(fromHash)) if (SETTINGS.includes(name)) setSetting(name, value);
     phase = Number(fromHash.phase) || 0;
+    puzzles.show(fromHash.puzzle || "");
     update();
     requestAnimationFrame(() => root.scrollIntoView({ block: "start" }));
     return true;
@@ -448,6 +470,13 @@ function render({ model, el }) {
     });
   }
   model.on("change:measured", update);
+  model.on("change:puzzle", () => {
+    if (puzzles.name !== (model.get("puzzle") || "")) {
+      puzzles.show(model.get("puzzle"));
+      update();
+    }
+  });
+  puzzles.show(model.get("puzzle"));
   if (!applyHash()) update();
   return () => window.removeEventListener("hashchange", applyHash);
 }

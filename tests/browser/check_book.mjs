@@ -18,8 +18,8 @@
 //       presentation: {light|dark: {theme, column, overflows, progress, smallFigures,
 //                                   contrast, textsChecked, page, figuresChecked, figures,
 //                                   panelsChecked, panels}}}},
-//     explorer: null | {found, reason?, readings?, asCute?, stepped?, pointed?, hash?, preset?, links?} }
-//   (see exploreBanks)
+//     explorer: null | {found, reason?, readings?, asCute?, stepped?, pointed?, hash?, puzzle?, preset?, links?} }
+//   (see exploreBanks and solvePuzzle)
 // and exits 0 whenever it could write that file: tests/test_browser.py judges it.
 // With TCGEMM_SCREENSHOTS=DIR it also saves each page and each widget, in both modes, before and
 // after use, as PNGs in DIR.
@@ -291,8 +291,8 @@ function widgetCounts([views, onlyWhenDone]) {
 // The bank-conflict explorer (book/bank_conflicts.ipynb, tcgemm/widgets), operated as a reader would:
 // its summary with the default settings, then after choosing "xor" in its layout menu, its "edit as
 // CuTe" button, and "row-major"; a step to the next phase (the tile's outlined elements and their lane labels); an element
-// pointed at (what the info line says); the URL it then shows; a kernel preset (its Nsight Compute
-// table). Then each of EXPLORER_LINKS opened as a link in a fresh page, at 1280 px and at a phone's
+// pointed at (what the info line says); the URL it then shows; a puzzle (solvePuzzle); a kernel preset
+// (its Nsight Compute table). Then each of EXPLORER_LINKS opened as a link in a fresh page, at 1280 px and at a phone's
 // width (what it shows, and whether it fits). test_browser.py compares all of it with tcgemm.smem.
 // The explorer on the page is left showing the kernel preset, conflicts and measured counts.
 const EXPLORER_POINT_AT = { row: 3, col: 8 };
@@ -328,7 +328,20 @@ async function readExplorer(page, explorer) {
       measured: [...root.querySelectorAll('.tcgemm-measured-counts tr[data-counter]')]
         .map((tr) => [tr.dataset.counter, Number(tr.querySelector('[data-measured]').dataset.measured)]),
       measuredText: root.querySelector('.tcgemm-measured')?.textContent ?? '',
+      puzzle: readPuzzle(),
     };
+
+    // The puzzle shown, its verdict and the settings it judged (null: the explorer has no puzzles).
+    function readPuzzle() {
+      const menu = root.querySelector('select[name="puzzle"]');
+      if (!menu) return null;
+      const verdict = root.querySelector('.tcgemm-puzzle-verdict');
+      return {
+        name: menu.value, solved: verdict.dataset.solved ?? null,
+        problems: [...verdict.querySelectorAll('li')].map((li) => li.textContent), text: verdict.textContent,
+        settings: verdict.dataset.settings ? JSON.parse(verdict.dataset.settings) : null,
+      };
+    }
   });
 }
 
@@ -393,6 +406,7 @@ async function exploreBanks(page, entry) {
     await parts.tile.locator(`td[data-row="${row}"][data-col="${col}"]`).hover({ timeout: 5_000 });
     result.pointed = { text: await parts.info.textContent(), ...await parts.info.evaluate((el) => ({ ...el.dataset })) };
     result.hash = await page.evaluate(() => decodeURIComponent(window.location.hash));
+    result.puzzle = await solvePuzzle(page, explorer, entry);
     await parts.preset.selectOption(EXPLORER_PRESET, { timeout: 5_000 });
     result.preset = await readExplorer(page, explorer);
   } catch (error) {
@@ -403,6 +417,39 @@ async function exploreBanks(page, entry) {
   for (const link of EXPLORER_LINKS) {
     result.links.push({ link, ...await openLink(page.context(), `${base}#bank-explorer:${link}`, entry) });
   }
+  return result;
+}
+
+// A puzzle, as a reader tries it: chosen in the menu (its start), answered with 16 bytes of padding, then
+// its solution shown with the panel's button; then a link to a solved puzzle opened in a fresh page. The
+// explorer is left on the puzzle, so that the verdict's colours are measured after use too.
+const EXPLORER_PUZZLE = 'store-and-load-64';
+const EXPLORER_PUZZLE_LINK = `puzzle=${EXPLORER_PUZZLE}&access=store-16&layout=xor&elem_bytes=2&row_elems=32&phase=2`;
+
+async function solvePuzzle(page, explorer, entry) {
+  const menu = explorer.locator('select[name="puzzle"]');
+  if (await menu.count() !== 1) {
+    return { found: false, reason: 'the explorer has no puzzle menu: book/bank_conflicts was recorded before '
+      + 'the explorer had puzzles (re-record it)' };
+  }
+  const result = { found: true };
+  try {
+    await menu.selectOption(EXPLORER_PUZZLE, { timeout: 5_000 });
+    result.chosen = await readExplorer(page, explorer);
+    await explorer.locator('select[name="layout"]').selectOption('padded', { timeout: 5_000 });
+    const pad = explorer.locator('input[name="pad_bytes"]');
+    await pad.fill('16', { timeout: 5_000 });
+    await pad.dispatchEvent('change');
+    result.padded = await readExplorer(page, explorer);
+    await explorer.locator('.tcgemm-puzzle-solution summary').click({ timeout: 5_000 });
+    await explorer.locator('button[name="puzzle-solution"]').click({ timeout: 5_000 });
+    result.solved = await readExplorer(page, explorer);
+    result.hash = await page.evaluate(() => decodeURIComponent(window.location.hash));
+  } catch (error) {
+    return { ...result, reason: `could not operate the puzzle: ${error.message.split('\n')[0]}` };
+  }
+  const base = page.url().split('#')[0];
+  result.link = { link: EXPLORER_PUZZLE_LINK, ...await openLink(page.context(), `${base}#bank-explorer:${EXPLORER_PUZZLE_LINK}`, entry) };
   return result;
 }
 

@@ -1,11 +1,14 @@
-// Runs explorer cases through tcgemm/widgets/banks.js, the explorer's JavaScript bank model, and
-// prints one JSON result per case. Loaded from its text, as anywidget loads it, so no package.json
-// or bundler is involved. stdin: {"cases": [settings...], "exprs": [{expr, names}...], "catalog": the
-// widget's catalog}, where the names' values are decimal strings (integers of any size); stdout:
-// {"cases": [...], "exprs": [...]}, each valid case with the words the explorer shows for it.
+// Runs explorer cases through tcgemm/widgets/banks.js, the explorer's JavaScript bank model (with
+// bank_puzzles.js, its puzzles' judge, appended as the widget appends it), and prints one JSON result
+// per case. Loaded from its text, as anywidget loads it, so no package.json or bundler is involved.
+// stdin: {"cases": [settings...], "exprs": [{expr, names}...], "puzzles": [{name, settings}...],
+// "catalog": the widget's catalog}, where the names' values are decimal strings (integers of any size);
+// stdout: {"cases": [...], "exprs": [...], "puzzles": [{solved, problems}...]}, each valid case with the
+// words the explorer shows for it.
 import { readFileSync } from "node:fs";
 
-const source = readFileSync(new URL("../../tcgemm/widgets/banks.js", import.meta.url), "utf8");
+const source = ["banks.js", "bank_puzzles.js"]
+  .map((name) => readFileSync(new URL(`../../tcgemm/widgets/${name}`, import.meta.url), "utf8")).join("\n");
 const banks = await import(`data:text/javascript;base64,${Buffer.from(source).toString("base64")}`);
 
 function attempt(compute) {
@@ -49,4 +52,5 @@ const input = JSON.parse(readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify({
   cases: (input.cases || []).map((settings) => runCase(settings, input.catalog)),
   exprs: (input.exprs || []).map(runExpr),
+  puzzles: (input.puzzles || []).map(({ name, settings }) => banks.puzzleSolved(input.catalog.puzzles[name], settings)),
 }));

@@ -310,13 +310,26 @@ def time_in_rounds(keys, M: int = 4096, N: int = 4096, K: int = 4096, rounds: in
     if len({group_of(k, specs.get(k)) for k in keys}) != 1:
         raise ValueError(f"time_in_rounds() takes kernels of one input and output type; got {keys}: "
                          "call it once per group")
-    launches = {}
+    runners = []
     for key in keys:
         r = runner(key, specs.get(key))
         if r.spec is not None and (skip := why_not(r.spec, M, N, K)):
             if log:
                 log(f"    {r.name} skipped: {skip}")
             continue
+        runners.append(r)
+    times = runners_in_rounds(runners, M, N, K, rounds, reps, log)
+    baseline = runners[0].name
+    return rounds_table(summarize_rounds(times, baseline), baseline, size_label(M, N, K), rounds)
+
+
+def runners_in_rounds(runners: list[Runner], M: int, N: int, K: int, rounds: int = 5, reps: int | None = None,
+                      log: Callable[[str], None] | None = None) -> dict[str, list[float]]:
+    """Each runner checked on fresh random inputs and prepared once, then timed in turn (time_launches),
+    `rounds` times, the order rotated each round (tcgemm.engine.rounds): the median seconds of each, per round,
+    by name (for tcgemm.engine.rounds.summarize_rounds). A runner that fails its check stops the run."""
+    launches = {}
+    for r in runners:
         if not (check := check_runner(r, M, N, K)).passed:
             raise RuntimeError(f"{r.name} failed its check at {size_label(M, N, K)}: {check}")
         launches[r.name] = on_random_operands(r, M, N, K)
@@ -327,7 +340,7 @@ def time_in_rounds(keys, M: int = 4096, N: int = 4096, K: int = 4096, rounds: in
             times[name].append(time_launches(launches[name], reps).median)
         if log:
             log(progress_bar(i + 1, rounds, "rounds"))
-    return rounds_table(summarize_rounds(times, names[0]), names[0], size_label(M, N, K), rounds)
+    return times
 
 
 def check_kernels(keys, shapes) -> Table:

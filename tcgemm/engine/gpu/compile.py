@@ -20,7 +20,8 @@ from tcgemm import KERNEL_DIR
 from tcgemm.arch import arch_specific_target
 from tcgemm.errors import KernelCompileError
 from tcgemm.engine.gpu.device import require_gpu
-from tcgemm.engine.gpu.nvrtc_offline import compile_cubin, compile_error_message, nvrtc_options, toolkit
+from tcgemm.engine.gpu.nvrtc_offline import (compile_cubin, compile_error_message, compile_source_text, nvrtc_options,
+                                             toolkit)
 
 
 @lru_cache(maxsize=None)
@@ -112,15 +113,16 @@ def get_function(source: str, entry: str, defines: tuple[tuple[str, int], ...] =
 
 @lru_cache(maxsize=None)
 def _function(source: str, entry: str, defines: tuple, arch: str, versions: tuple):
-    return _entry(_module(source, defines, arch, versions), source, entry, "")
+    return _entry(_module(source, defines, arch, versions), f"kernels/{source}", entry, "")
 
 
 def _entry(module, source: str, entry: str, built_for: str):
+    """The function `entry` of a module compiled from `source` (a file of kernels/, or a text's name)."""
     try:
         return module.get_function(entry)
     except Exception as exc:
         raise KernelCompileError(
-            f"kernels/{source} compiled{built_for}, but has no extern \"C\" kernel named {entry!r} ({exc})"
+            f"{source} compiled{built_for}, but has no extern \"C\" kernel named {entry!r} ({exc})"
         ) from exc
 
 
@@ -133,16 +135,53 @@ def get_arch_specific_function(source: str, entry: str, defines: tuple[tuple[str
     return _arch_specific_function(source, entry, tuple(defines), target, source_versions(source))
 
 
-@lru_cache(maxsize=None)
-def _arch_specific_module(source: str, defines: tuple, target: str, versions: tuple):
-    cupy = require_gpu()
+def _launch_toolkit():
+    """The toolkit of CuPy's own NVRTC: the CUDA major whose cubins this driver runs, as CuPy's do."""
+    require_gpu()
     from cupy_backends.cuda.libs import nvrtc
 
-    cubin = compile_cubin(source, target, defines, toolkit(nvrtc.getVersion()[0]))
+    return toolkit(nvrtc.getVersion()[0])
+
+
+def _loaded(cubin: bytes):
+    """A cubin loaded into the device's primary context, as a cupy.cuda.function.Module."""
+    cupy = require_gpu()
     cupy.cuda.runtime.free(0)        # makes the device's primary context current: loading a cubin needs one
     module = cupy.cuda.function.Module()
     module.load(cubin)
     return module
+
+
+@lru_cache(maxsize=None)
+def _arch_specific_module(source: str, defines: tuple, target: str, versions: tuple):
+    return _loaded(compile_cubin(source, target, defines, _launch_toolkit()))
+
+
+def text_target(arch_specific: bool) -> str:
+    """The target a source text is compiled for on this GPU: its arch_specific_target where asked, else its
+    architecture."""
+    return arch_specific_target(current_arch()) if arch_specific else current_arch()
+
+
+@lru_cache(maxsize=None)
+def text_cubin(text: str, name: str, target: str, defines: tuple[tuple[str, int], ...] = ()) -> bytes:
+    """CUDA source `text` (named `name` in NVRTC's messages) compiled for `target` by the NVRTC of CuPy's CUDA
+    major, as get_text_function loads it: once per text, target and defines. KernelCompileError carries
+    NVRTC's log."""
+    return compile_source_text(text, name, target, tuple(defines), _launch_toolkit())
+
+
+def get_text_function(text: str, name: str, entry: str, defines: tuple[tuple[str, int], ...] = (),
+                      arch_specific: bool = False):
+    """The kernel `entry` of CUDA source `text` rather than of a file of kernels/ (the workbench's cell, in
+    place of kernels/<name>), compiled for this GPU (text_target) by text_cubin and loaded: looked up once
+    per text. The result has the attributes of a cupy.RawKernel that tcgemm reads (LoadedKernel)."""
+    return _text_function(text, name, entry, tuple(defines), text_target(arch_specific))
+
+
+@lru_cache(maxsize=None)
+def _text_function(text: str, name: str, entry: str, defines: tuple, target: str):
+    return LoadedKernel(_entry(_loaded(text_cubin(text, name, target, defines)), name, entry, f" for {target}"))
 
 
 def arch_specific_global(source: str, name: str, nbytes: int, defines: tuple[tuple[str, int], ...] = ()):
@@ -162,7 +201,7 @@ def arch_specific_global(source: str, name: str, nbytes: int, defines: tuple[tup
 
 @lru_cache(maxsize=None)
 def _arch_specific_function(source: str, entry: str, defines: tuple, target: str, versions: tuple):
-    return LoadedKernel(_entry(_arch_specific_module(source, defines, target, versions), source, entry,
+    return LoadedKernel(_entry(_arch_specific_module(source, defines, target, versions), f"kernels/{source}", entry,
                                f" for {target}"))
 
 

@@ -24,7 +24,8 @@ from tcgemm.engine import bfloat16
 from tcgemm.engine.kernel_types import OPERAND_ORDERS, GemmKernel, Signature, WmmaKernel, storage_dtype
 from tcgemm.engine.plan import MMA_SYNC_SHARE, GpuShape, plan_kernel
 from tcgemm.engine.operands import check_addend, check_device, check_gemm_operands, check_gemm_shape, leading_dimension
-from tcgemm.engine.gpu.compile import current_arch, get_arch_specific_function, get_function, source_versions
+from tcgemm.engine.gpu.compile import (current_arch, get_arch_specific_function, get_function, get_text_function,
+                                      source_versions)
 from tcgemm.engine.gpu.device import checked_cupy, device_info
 
 def k_align(x) -> int:
@@ -72,10 +73,18 @@ def _kernel_function(spec: GemmKernel | WmmaKernel, arch: str, versions: tuple):
         raise UnsupportedOnGPUError(reason)
     # A WMMA kernel's macros follow from the memory orders it was configured for (WmmaKernel.defines).
     defines = spec.defines(spec.a_order, spec.b_order) if isinstance(spec, WmmaKernel) else spec.defines
-    fn = (get_arch_specific_function if spec.arch_specific else get_function)(spec.source, spec.entry, defines)
+    fn = _compiled(spec, spec.entry, defines)
     if spec.smem_bytes > 48 * 1024 and fn.max_dynamic_shared_size_bytes < spec.smem_bytes:
         fn.max_dynamic_shared_size_bytes = spec.smem_bytes
     return fn
+
+
+def _compiled(spec: GemmKernel | WmmaKernel, entry: str, defines: tuple):
+    """The function `entry` of the kernel's source, kernels/<source> or the text given in its place (a
+    reader's edit: tcgemm.practice.workbench)."""
+    if spec.text:
+        return get_text_function(spec.text, spec.source, entry, defines, spec.arch_specific)
+    return (get_arch_specific_function if spec.arch_specific else get_function)(spec.source, entry, defines)
 
 
 REDUCE_THREADS = 256
@@ -83,7 +92,7 @@ REDUCE_THREADS = 256
 
 def reduce_function(spec: GemmKernel):
     """The kernel that adds the partial C of a split-K launch (kernels/k4.6_tile_plans.cu)."""
-    return get_function(spec.source, "reduce_splits", spec.defines)
+    return _compiled(spec, "reduce_splits", spec.defines)
 
 
 @lru_cache(maxsize=None)

@@ -67,13 +67,23 @@ def cuda_tool(name: str) -> str | None:
 
 def cuobjdump_sass(cubin: bytes) -> str:
     """The SASS listing of a cubin, as `cuobjdump -sass` prints it."""
+    return _cuobjdump(cubin, "-sass")
+
+
+def cuobjdump_res_usage(cubin: bytes) -> str:
+    """Each function's registers, shared, local and constant memory in a cubin, as `cuobjdump -res-usage`
+    prints them (tcgemm.pipelines.occupancy.parse_res_usage reads them)."""
+    return _cuobjdump(cubin, "-res-usage")
+
+
+def _cuobjdump(cubin: bytes, option: str) -> str:
     tool = cuda_tool("cuobjdump")
     if tool is None:
         raise FileNotFoundError("cuobjdump not found (pip install nvidia-cuda-cuobjdump, or put it on PATH)")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)
-        return subprocess.run([tool, "-sass", str(path)], check=True, capture_output=True,
+        return subprocess.run([tool, option, str(path)], check=True, capture_output=True,
                               text=True).stdout
 
 

@@ -26,6 +26,9 @@ TARGETS = {4096: 103.0, 8192: 105.0}
 ROUNDS = ((("k5.7", None), (KEY, ("float16", "float32"))),
           ((KEY, ("float16", "float16")),),
           ((KEY, ("bfloat16", "bfloat16")),))
+# Kernel 5.10 (stmatrix staging) beside 5.9, in the same rounds for each 16-bit C.
+STMATRIX_ROUNDS = (((KEY, ("float16", "float16")), ("k5.10", ("float16", "float16"))),
+                   ((KEY, ("bfloat16", "bfloat16")), ("k5.10", ("bfloat16", "bfloat16"))))
 
 
 def types_label(in_dtype: str, out_dtype: str) -> str:
@@ -33,15 +36,16 @@ def types_label(in_dtype: str, out_dtype: str) -> str:
     return f"{DTYPE_NAMES[in_dtype]} -> {DTYPE_NAMES[out_dtype]}"
 
 
-def check_c_types(shapes=SHAPES, offsets=(0, 3), dtypes=HOPPER_DTYPES) -> Table:
-    """Kernel 5.9 in each pair of `dtypes`, each memory-order case and each shape, on arrays that start
-    16-byte aligned and on views that do not (tcgemm.hopper.gpu.operand_orders.check_kernel_order)."""
+def check_c_types(shapes=SHAPES, offsets=(0, 3), dtypes=HOPPER_DTYPES, key: str = KEY) -> Table:
+    """Kernel `key` (5.9's default) in each pair of `dtypes`, each memory-order case and each shape, on
+    arrays that start 16-byte aligned and on views that do not
+    (tcgemm.hopper.gpu.operand_orders.check_kernel_order)."""
     rows = [[types_label(*pair), ORDER_NAMES[WMMA_CASES[case][0]], ORDER_NAMES[WMMA_CASES[case][1]],
              size_label(*mnk)] +
-            [verdict(check_kernel_order(case, *mnk, offset, key=KEY, dtypes=pair)) for offset in offsets]
+            [verdict(check_kernel_order(case, *mnk, offset, key=key, dtypes=pair)) for offset in offsets]
             for pair in dtypes for case in CASES for mnk in shapes]
     return Table(["A, B -> C", "A", "B", "M×N×K"] + [Column(f"offset {offset}", verdict=True) for offset in offsets],
-                 rows, collapse=True, caption=f"{kernel_spec(KEY).title}: C = A @ B on fresh random inputs",
+                 rows, collapse=True, caption=f"{kernel_spec(key).title}: C = A @ B on fresh random inputs",
                  notes=["A, B -> C: the inputs' type, then C's; the products are summed in fp32 in every pair",
                         "offset n: each input starts n elements into its allocation (3: not 16-byte aligned, so "
                         "the launcher copies it into an aligned buffer first)",
@@ -49,11 +53,11 @@ def check_c_types(shapes=SHAPES, offsets=(0, 3), dtypes=HOPPER_DTYPES) -> Table:
                         "and, for a 16-bit C, its last rounding"])
 
 
-def c_type_rounds(size: int, rounds: int = 5, reps: int | None = None, log=None) -> Table:
-    """Kernel 5.9 in three pairs of types at size³, each pair in its own interleaved rounds against
-    cuBLAS with its types (ROUNDS), in one table."""
+def c_type_rounds(size: int, rounds: int = 5, reps: int | None = None, log=None, runs=ROUNDS) -> Table:
+    """Kernel 5.9 in three pairs of types at size³ (or the kernels and types of `runs`, e.g.
+    STMATRIX_ROUNDS), each pair in its own interleaved rounds against cuBLAS with its types, in one table."""
     parts = []
-    for run in ROUNDS:
+    for run in runs:
         specs = {}
         for key, types in run:
             spec = for_this_gpu(kernel_spec(key))
