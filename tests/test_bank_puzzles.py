@@ -65,7 +65,7 @@ WRONG = {
     "store-and-load-128": [
         ({"layout": "swizzle", "B": 3, "M": 3, "S": 3}, [
             "the 16-byte stores: 8 wavefronts where 4 would do; phase 0: banks 0-15 hold 2 words each"]),
-        ({"layout": "custom"}, ["the 16-byte stores: 8 wavefronts", "ldmatrix.x4 of A: 8 wavefronts"]),
+        ({"layout": "custom"}, ["ldmatrix.x4 of A: 8 wavefronts", "the 16-byte stores: 8 wavefronts"]),
         ({"row_elems": 32}, ["a row of the tile holds 64 fp16 elements; this layout's rows hold 32"]),
         ({"layout": "cute", "cute": "Swizzle<3,3,3> o ((2,4),64):((256,64),1)"}, [
             "the layout is refused: element (8, 0) is outside the layout's shape ((2,4),64)"]),

@@ -26,7 +26,9 @@ def _puzzle(title: str, goal: str, accesses: dict, tile: dict, max_pad_bytes: in
             "hint": hint, "solution": solution, "solution_text": solution_text}
 
 
-# In order of difficulty. ``accesses``: explorer access -> the name the verdict gives it;
+# In order of difficulty. ``accesses``: explorer access -> the name the verdict gives it, in the order of
+# their names (a puzzle opens on the first): the notebook that records the explorer stores its catalog
+# with sorted keys, and the page takes the first key it finds there;
 # ``solution``: the explorer settings of one answer (tests/test_bank_puzzles.py proves it in both models).
 PUZZLES = {
     "one-word": _puzzle(
@@ -63,7 +65,7 @@ PUZZLES = {
         "Kernel 2.0's tile, 32 fp16 (64 bytes) per row: the 16-byte stores that fill it (lane t to row t/4, "
         "chunk t%4) and the ldmatrix.x4 that reads A from it must both be conflict-free, with at most "
         "16 bytes of padding per row.",
-        {"store-16": "the 16-byte stores", "ldmatrix-x4-A": "ldmatrix.x4 of A"},
+        {"ldmatrix-x4-A": "ldmatrix.x4 of A", "store-16": "the 16-byte stores"},
         {"elem_bytes": 2, "row_elems": 32, "rows": 16}, 16,
         "16 bytes of padding mend the ldmatrix, but see what they do to the stores: a store phase writes two "
         "whole rows, which then no longer fill one 128-byte line. Permute the chunks instead: rows 2j and 2j+1 "
@@ -87,7 +89,7 @@ PUZZLES = {
         "Stores and loads, 128-byte rows",
         "The same 16-byte stores (lane t to row t/4, chunk t%4) and ldmatrix.x4 of A, now on a tile of "
         "64 fp16 (128 bytes) per row: both conflict-free, with no padding.",
-        {"store-16": "the 16-byte stores", "ldmatrix-x4-A": "ldmatrix.x4 of A"},
+        {"ldmatrix-x4-A": "ldmatrix.x4 of A", "store-16": "the 16-byte stores"},
         {"elem_bytes": 2, "row_elems": 64, "rows": 16}, 0,
         "Store chunk c of row r at chunk c ^ g(r). A store phase writes chunks 0-3 of rows 2j and 2j+1, so "
         "g(2j) and g(2j+1) must differ in bit 2; an ldmatrix phase reads one chunk of rows 0-7 (or 8-15), so "
