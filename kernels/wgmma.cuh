@@ -73,24 +73,65 @@ __device__ __forceinline__ void wgmma_m64n16k16_f32_f16_ss(float (&d)[8], unsign
         : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B));
 }
 
-// The same with N = 128 (64 registers per thread): the wgmma probe's B spans two 128-byte swizzle atoms
+// The accumulators of an m64n64 (32 registers per thread) and an m64n128 wgmma (64), as WGMMA_D128_TEXT
+// and WGMMA_D128_OPERANDS below are for m64n256.
+#define WGMMA_D32_TEXT \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define WGMMA_D32_OPERANDS(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define WGMMA_D64_TEXT \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define WGMMA_D64_OPERANDS(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
+// D (64 x N f32) (+)= A (64 x 16) @ B (16 x N) for N = 64 and 128, f16 or bf16 (AB_BF16), as
+// wgmma_m64n256k16_f32_ss below: Kernel 5.11's narrower tiles.
+template <int TRANS_A = 0, int TRANS_B = 0, int AB_BF16 = 0>
+__device__ __forceinline__ void wgmma_m64n64k16_f32_ss(float (&d)[32], unsigned long long desc_a,
+                                                       unsigned long long desc_b, int accumulate) {
+    if constexpr (AB_BF16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" WGMMA_D32_TEXT "}, %32, %33, p, 1, 1, "
+                     "%35, %36;\n}\n"
+                     : WGMMA_D32_OPERANDS(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" WGMMA_D32_TEXT "}, %32, %33, p, 1, 1, "
+                     "%35, %36;\n}\n"
+                     : WGMMA_D32_OPERANDS(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+}
+
+template <int TRANS_A = 0, int TRANS_B = 0, int AB_BF16 = 0>
+__device__ __forceinline__ void wgmma_m64n128k16_f32_ss(float (&d)[64], unsigned long long desc_a,
+                                                       unsigned long long desc_b, int accumulate) {
+    if constexpr (AB_BF16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" WGMMA_D64_TEXT "}, %64, %65, p, 1, 1, "
+                     "%67, %68;\n}\n"
+                     : WGMMA_D64_OPERANDS(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" WGMMA_D64_TEXT "}, %64, %65, p, 1, 1, "
+                     "%67, %68;\n}\n"
+                     : WGMMA_D64_OPERANDS(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+}
+
+// N = 128 in f16 (64 registers per thread): the wgmma probe's B spans two 128-byte swizzle atoms
 // along N when it is N-major, so that the leading byte offset matters; Kernel 5.8 issues two per k16 step.
 template <int TRANS_A = 0, int TRANS_B = 0>
 __device__ __forceinline__ void wgmma_m64n128k16_f32_f16_ss(float (&d)[64], unsigned long long desc_a,
                                                             unsigned long long desc_b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, %67, %68;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B));
+    wgmma_m64n128k16_f32_ss<TRANS_A, TRANS_B, 0>(d, desc_a, desc_b, scale_d);
 }
 
 // ---- for the GEMM kernels 5.1-5.5 ----
@@ -140,6 +181,16 @@ template <int TRANS_A = 0, int TRANS_B = 0>
 __device__ __forceinline__ void wgmma_m64n256k16_f32_f16_ss(float (&d)[128], unsigned long long desc_a,
                                                             unsigned long long desc_b, int accumulate) {
     wgmma_m64n256k16_f32_ss<TRANS_A, TRANS_B, 0>(d, desc_a, desc_b, accumulate);
+}
+
+// wgmma m64nNk16 for the tile widths N of Kernel 5.11: 64, 128 or 256 columns, d[N / 2] per thread.
+template <int N, int TRANS_A = 0, int TRANS_B = 0, int AB_BF16 = 0>
+__device__ __forceinline__ void wgmma_m64nNk16_f32_ss(float (&d)[N / 2], unsigned long long desc_a,
+                                                      unsigned long long desc_b, int accumulate) {
+    static_assert(N == 64 || N == 128 || N == 256, "Kernel 5.11's tiles are 64, 128 or 256 wide");
+    if constexpr (N == 256) wgmma_m64n256k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
+    else if constexpr (N == 128) wgmma_m64n128k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
+    else wgmma_m64n64k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
 }
 
 // An operand tile in the 128-byte swizzle that TMA writes (CU_TENSOR_MAP_SWIZZLE_128B): rows of 128

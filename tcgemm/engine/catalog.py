@@ -71,6 +71,9 @@ TILE_SWITCHES = (STORE_SWITCH, HALF_STORE_SWITCH, TRACE_SWITCH)
 _TMA_STORE = dict(_CLUSTERS, signature=Signature.TENSOR_MAPS_AND_C, switches=TILE_SWITCHES)
 # Kernel 5.9's (in_dtype, out_dtype) pairs, its default first: C in the inputs' 16-bit type, or in fp32.
 HOPPER_DTYPES = (("float16", "float16"), ("bfloat16", "bfloat16"), ("float16", "float32"), ("bfloat16", "float32"))
+# Kernel 5.11's tile widths (tile_n) and the stages each runs with, its default first: a narrower stage
+# leaves room for more in the 192 KB the 128 x 256 tiles' 4 stages take.
+TILE_WIDTHS = ((256, 4), (128, 6), (64, 8))
 HOPPER_KERNELS = (
     GemmKernel(key="k5.1", title="Kernel 5.1: TMA and wgmma", entry="wgmma_tiles",
                sass=WGMMA_SASS + ("STG.E.64",), **_HOPPER),
@@ -98,6 +101,9 @@ HOPPER_KERNELS = (
                out_dtype="float16", dtypes=HOPPER_DTYPES,
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB", "STSM.16.M88.4"),
                **_TMA_STORE),
+    GemmKernel(key="k5.11", title="Kernel 5.11: tile widths", entry="tile_widths", either_order=True,
+               out_dtype="float16", dtypes=HOPPER_DTYPES, tile_widths=TILE_WIDTHS,
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB"), **_TMA_STORE),
 )
 # What Kernel 5.7's HGMMA reads transposed (MN-major, wgmma's imm-trans) in each order case, as cuobjdump
 # prints it: a suffix of the descriptor operand, e.g. "HGMMA.64x256x16.F32 R24, gdesc[UR16].tnspB, ...".

@@ -1,8 +1,10 @@
 """Which kernel tcgemm.matmul runs for a problem, and why. Pure module.
 
     inputs      GPU           alpha, beta   kernel                                     C written as
-    fp16/bf16   sm_90         1, 0          Kernel 5.9 (wgmma) where its tiles fill     out_dtype itself
-                                            the GPU (hopper_pays), else 4.7 (fp16)
+    fp16/bf16   sm_90         1, 0          M > 128: Kernel 5.9 (wgmma), or 5.11 with   out_dtype itself
+                                            narrower tiles (tile_width); M <= 128:
+                                            Kernel 5.9 where its tiles fill the GPU
+                                            (hopper_pays), else 4.7 (fp16)
     fp16/bf16   sm_90         other         Kernel 5.9 with an fp32 C, then an          out_dtype
                                             epilogue pass: alpha AB + beta C
     fp16        sm_80 - sm_89 any           Kernel 4.7 (mma.sync, planned tile)         fp32 (then the
@@ -57,6 +59,26 @@ HOPPER_MIN_M = 64
 HOPPER_MAX_K_RATIO = 2
 
 
+# Kernel 5.11's tile widths for M > 128 (two tile rows fill a cluster): each width's rate at 4096³ as a share
+# of the 256-wide tile's, measured on an H200 (fp16 in and out, tcgemm.engine.gpu.sweep's GPU time: 91% at
+# 128, 60% at 64). A width runs in ceil(clusters / (SMs / 2)) waves of tiles that each take
+# width / WIDTH_RATE[width]; a narrower one is picked only where that is under NARROWER_GAIN of the
+# 256-wide tiles' time (at 3000³ the model's 8% gain measured a loss).
+WIDTH_RATE = {256: 1.0, 128: 0.91, 64: 0.60}
+NARROWER_GAIN = 0.85
+WIDE_M = 128
+
+
+def tile_width(sms: int, M: int, N: int) -> int:
+    """The tile width (columns of C) of Kernel 5.11 that the wave model above picks for M x N on an sm_90
+    GPU of `sms` SMs: 256 unless a narrower one fills the SMs enough better."""
+    def cost(width: int) -> float:
+        clusters = ceil(M / 256) * ceil(N / width)
+        return ceil(clusters / (sms // 2)) * width / WIDTH_RATE[width]
+    best = min(WIDTH_RATE, key=cost)
+    return best if cost(best) < NARROWER_GAIN * cost(256) else 256
+
+
 def hopper_pays(sms: int, M: int, N: int, K: int) -> bool:
     """Whether Kernel 5.9 (128 x 256 tiles, one block per tile) is the faster choice for M x N x K on an
     sm_90 GPU of `sms` SMs (see the constants above)."""
@@ -73,6 +95,7 @@ class Dispatch:
     out_dtype: str            # the C the caller gets: the kernel's, or rounded from it in an epilogue pass
     why: str
     element: str = ""         # Kernel D1's build (a key of tcgemm.engine.catalog.ELEMENTS); "" for another kernel
+    tile_n: int = 0           # Kernel 5.11's tile width; 0 for another kernel
 
     def __str__(self) -> str:
         """`why`, wrapped to the book's text column."""
@@ -108,14 +131,16 @@ def dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str = "float
         return _d1_only(arch, size, in_dtype, out, scaled, mma_orders)
     names = f"{DTYPE_NAMES[in_dtype]} in, {DTYPE_NAMES[out]} C"
     if arch == "sm_90":
-        blocks = ceil(M / 128) * ceil(N / 256)
-        tiles = f"{blocks} tiles of 128 × 256 on {sms} SMs"
-        if hopper_pays(sms, M, N, K) or (in_dtype == "bfloat16" and not mma_orders):
+        width = tile_width(sms, M, N) if M > WIDE_M else 256
+        blocks = ceil(M / 128) * ceil(N / width)
+        tiles = f"{blocks} tiles of 128 × {width} on {sms} SMs"
+        if M > WIDE_M or hopper_pays(sms, M, N, K) or (in_dtype == "bfloat16" and not mma_orders):
+            key, name = ("k5.9", "Kernel 5.9") if width == 256 else ("k5.11", "Kernel 5.11")
             if not scaled:
-                return Dispatch("k5.9", in_dtype, out, out, f"{size} {names}: Kernel 5.9 (wgmma), {tiles}")
-            return Dispatch("k5.9", in_dtype, "float32", out,
-                            f"{size} {names}: Kernel 5.9 (wgmma) into fp32, then alpha A B + beta C in a "
-                            f"second pass ({tiles})")
+                return Dispatch(key, in_dtype, out, out, f"{size} {names}: {name} (wgmma), {tiles}", tile_n=width)
+            return Dispatch(key, in_dtype, "float32", out,
+                            f"{size} {names}: {name} (wgmma) into fp32, then alpha A B + beta C in a "
+                            f"second pass ({tiles})", tile_n=width)
         reason = f"{tiles}: too few, or K too long, for Kernel 5.9"
     else:
         reason = "no wgmma"

@@ -154,6 +154,8 @@ class GemmKernel:
     either_order: bool = False   # A and B in either memory order, compiled in (-DA_COL_MAJOR -DB_COL_MAJOR)
     orders: tuple[str, ...] = () # the memory orders (A, B) of this variant ('C' row-, 'F' column-major);
                                  # () for OPERAND_ORDERS'
+    tile_widths: tuple[tuple[int, int], ...] = ()   # (tile_n, stages) it compiles for (-DBN: Kernel 5.11),
+                                                    # the first by default; () for a tile fixed in its source
     switch_blocks: tuple[tuple[str, tuple[int, int, int]], ...] = ()   # (switch, block it launches with)
     in_bench: bool = True        # timed by `python -m tcgemm bench` by default (not the ablation kernel,
                                  # whose default build is Kernel 4.4 again)
@@ -255,7 +257,7 @@ class GemmKernel:
     def defines(self) -> tuple[tuple[str, int], ...]:
         """The -D macros this variant is compiled with."""
         tile = (("BM", self.tile_m), ("BN", self.tile_n), ("WARPS_M", self.warps[0]),
-                ("WARPS_N", self.warps[1])) if self.warps else ()
+                ("WARPS_N", self.warps[1])) if self.warps else (("BN", self.tile_n),) if self.tile_widths else ()
         orders = (("A_COL_MAJOR", int(self.a_order == "F")), ("B_COL_MAJOR", int(self.b_order == "F"))) \
             if self.orders else ()
         types = (("BF16", int(self.in_dtype == "bfloat16")), ("C_BITS", 8 * ITEMSIZE[self.out_dtype])) \
@@ -285,6 +287,15 @@ class GemmKernel:
         return replace(self, tile_m=tile.bm, tile_n=tile.bn, tile_k=tile_k, stages=tile.stages,
                        base_block=(tile.threads, 1, 1), warps=(tile.warps_m, tile.warps_n), splits=splits,
                        planned=False)
+
+    def with_tile_n(self, tile_n: int) -> "GemmKernel":
+        """This kernel compiled for tiles `tile_n` columns wide, with that width's stages (one of its
+        `tile_widths`: Kernel 5.11)."""
+        stages = dict(self.tile_widths).get(tile_n)
+        if stages is None:
+            widths = ", ".join(str(w) for w, _ in self.tile_widths) or f"{self.tile_n} only"
+            raise ValueError(f"{self.title} has no tiles {tile_n} wide; its widths are: {widths}")
+        return replace(self, tile_n=tile_n, stages=stages)
 
     def with_dtypes(self, in_dtype: str, out_dtype: str) -> "GemmKernel":
         """This kernel compiled for in_dtype A and B and an out_dtype C (one of its `dtypes`: Kernel 5.9)."""
@@ -341,7 +352,7 @@ class GemmKernel:
         """A short name of the configuration, e.g. 'BK=64, 4 stages'."""
         if self.planned:
             return "tile planned per problem"
-        parts = ([f"{self.tile_m}x{self.tile_n}"] if self.warps else []) + \
+        parts = ([f"{self.tile_m}x{self.tile_n}"] if self.warps or self.tile_widths else []) + \
                 ([f"BK={self.tile_k}"] if self.dynamic_smem else []) + \
                 ([f"{self.stages} stages"] if self.stages else []) + \
                 ([f"K split {self.splits} ways"] if self.splits > 1 else []) + \

@@ -1,4 +1,4 @@
-"""Kernels 5.9 (C in 16 bits) and 5.10 (staged by stmatrix) on the GPU: every (input, output) type build in every memory-order case, at
+"""Kernels 5.9 (C in 16 bits), 5.10 (staged by stmatrix) and 5.11 (each tile width) on the GPU: every (input, output) type build in every memory-order case, at
 odd shapes (C stored by TMA where its rows are 16-byte aligned, by the threads elsewhere) and on views
 that are not 16-byte aligned, against the fp32 product with the 16-bit C's last rounding; the cuBLAS
 baselines of the same types under the same check; compute-sanitizer on the bf16 build."""
@@ -22,14 +22,20 @@ def orders():
     return operand_orders
 
 
-@pytest.mark.parametrize("key", ["k5.9", "k5.10"])
+# Kernel 5.11 at each width; "/256" is Kernel 5.9's tile.
+KEYS = ["k5.9", "k5.10", "k5.11/64", "k5.11/128", "k5.11/256"]
+
+
+@pytest.mark.parametrize("key", KEYS)
 @pytest.mark.parametrize("dtypes", HOPPER_DTYPES, ids=["->".join(d) for d in HOPPER_DTYPES])
 @pytest.mark.parametrize("case", list(WMMA_CASES))
 def test_every_type_and_order_matches_reference(orders, dtypes, case, key):
+    key, _, width = key.partition("/")
     for M, N, K in SHAPES:
         for offset in (0, 3) if (M, N, K) == SHAPES[0] else (0,):
-            result = orders.check_kernel_order(case, M, N, K, offset, key=key, dtypes=dtypes)
-            assert result.passed, f"{key} {dtypes} {case} at {M}x{N}x{K}, offset {offset}: {result}"
+            result = orders.check_kernel_order(case, M, N, K, offset, key=key, dtypes=dtypes,
+                                               tile_n=int(width) if width else None)
+            assert result.passed, f"{key} {width} {dtypes} {case} at {M}x{N}x{K}, offset {offset}: {result}"
 
 
 def test_a_wrong_rounding_would_fail_the_check(orders):
@@ -54,7 +60,7 @@ def test_the_cublas_baselines_of_the_same_types_pass_the_same_check(key):
     assert result.passed, f"{key}: {result}"
 
 
-@pytest.mark.parametrize("key", ["k5.9", "k5.10"])
+@pytest.mark.parametrize("key", ["k5.9", "k5.10", "k5.11/64", "k5.11/128"])
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
 @pytest.mark.parametrize("shape", [("129", "257", "75"), ("129", "264", "75")])
 def test_sanitizer_is_clean_on_the_bf16_build(orders, tool, shape, key):

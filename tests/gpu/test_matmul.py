@@ -358,3 +358,59 @@ def test_a_new_d_per_call_is_right_whether_the_last_one_is_kept_or_dropped(shape
     del second
     third = tcgemm.matmul(A, B)                       # most likely where second was, through the same launch
     assert bool(cupy.all(third == kept)), (third.data.ptr == address)
+
+
+# A shape per path of a repeated call: Kernel 5.11 (64-wide tiles) and 5.9 writing a 16-bit D themselves;
+# Kernel 4.7 into fp32, then the epilogue pass.
+REPEATED = [(1024, 1024, 1024), (2048, 2048, 512), (64, 4096, 4096)]
+
+
+@pytest.mark.parametrize("shape", REPEATED)
+def test_a_repeated_call_reads_new_values_and_keeps_no_array_alive(shape):
+    """The second call on the same arrays goes through tcgemm.engine.gpu.matmul's _Repeat: it reads what the
+    arrays hold now, writes all of a new D, and holds neither A nor B (a dropped operand is freed)."""
+    import gc
+    import weakref
+
+    import cupy
+    import tcgemm
+    from tcgemm.engine.gpu import matmul as m
+    M, N, K = shape
+    rng = cupy.random.default_rng(11)
+    A = (rng.random((M, K), dtype=np.float32) - 0.5).astype(np.float16)
+    B = cupy.asfortranarray((rng.random((K, N), dtype=np.float32) - 0.5).astype(np.float16))
+    ref = A.astype(np.float32) @ B.astype(np.float32)
+    first = tcgemm.matmul(A, B)
+    assert float(cupy.abs(first.astype(np.float32) - ref).max()) < 3e-2
+    del first
+    A *= -2                                   # same address, new values
+    second = tcgemm.matmul(A, B)
+    assert any(second.data.ptr in r.by_address for r in m._REPEATS.values()), "the second call was not a repeat"
+    assert float(cupy.abs(second.astype(np.float32) + 2 * ref).max()) < 6e-2
+    kept = tcgemm.matmul(A, B)                # second is kept: this D lands elsewhere, by the whole way
+    assert kept.data.ptr != second.data.ptr and bool(cupy.all(kept == second))
+    held = weakref.ref(A)
+    del A, second, kept
+    gc.collect()
+    assert held() is None, "a kept launch holds A"
+
+
+def test_a_repeated_torch_call_on_another_stream_launches_there():
+    import tcgemm
+    torch = _torch()
+    A = torch.rand(1000, 1000, device="cuda", dtype=torch.float16) - 0.5
+    B = (torch.rand(1000, 1000, device="cuda", dtype=torch.float16) - 0.5).T
+    ref = A.float() @ B.float()
+    for _ in range(2):
+        D = tcgemm.matmul(A, B)
+        assert float((D.float() - ref).abs().max()) < 3e-2
+        del D
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        side.wait_stream(torch.cuda.current_stream())
+        torch.cuda._sleep(50_000_000)          # the side stream is busy: work launched elsewhere would race
+        A.mul_(-1)
+        for _ in range(2):
+            D = tcgemm.matmul(A, B)
+    side.synchronize()
+    assert float((D.float() + ref).abs().max()) < 3e-2

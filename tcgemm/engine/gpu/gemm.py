@@ -227,16 +227,17 @@ class PreparedGemm:
     call waits for it on its own stream (cudaStreamWaitEvent) until the event is seen done; from then
     on a call launches and nothing else."""
 
-    __slots__ = ("spec", "A", "B", "C", "M", "N", "K", "staged", "_copies", "_launch", "_reduce", "_ready")
+    __slots__ = ("spec", "A", "B", "C", "M", "N", "K", "staged", "_copies", "_launch", "_reduce", "_ready",
+                 "_workspace")
 
     def __init__(self, spec: GemmKernel | WmmaKernel, A, B, C, K: int, alpha=1.0, beta=0.0, addend=None):
         self.spec, self.A, self.B, self.C = spec, A, B, C
         (self.M, self.N), self.K = C.shape, K
         Ak, Bk = self._stage()
         fn = kernel_function(spec)
-        out, addend, self._reduce = C, C if addend is None else addend, None
+        out, addend, self._reduce, self._workspace = C, C if addend is None else addend, None, None
         if spec.splits > 1:     # partial C per split into a workspace, then one pass adds them into C
-            out = _gpu().empty(spec.splits * self.M * self.N, dtype=storage_dtype(spec.out_dtype))
+            out = self._workspace = _gpu().empty(spec.splits * self.M * self.N, dtype=storage_dtype(spec.out_dtype))
             self._reduce = self._reduce_launch(out, alpha, beta, addend)
             alpha, beta, addend = 1, 0, out
         grid = spec.grid(self.M, self.N, device_info().sm_count)
@@ -294,6 +295,20 @@ class PreparedGemm:
         if self._reduce is not None:
             self._reduce = self._reduce[:3] + (_addresses(self._reduce[3], self.C),)
         self.C = None
+
+
+    def by_address(self) -> bool:
+        """Hold A, B and C by their addresses only (forget_output for all three), so that the launch can
+        be kept for later calls on arrays at the same addresses, of the same shapes, strides and dtypes,
+        without keeping the caller's arrays alive (tcgemm.matmul's repeated calls). False, and nothing
+        changed, where an operand is staged: each call copies it from the array itself."""
+        if self.staged:
+            return False
+        self.forget_output()
+        for x in (self.A, self.B):
+            self._launch = _by_address(self._launch, x)
+        self.A = self.B = None
+        return True
 
 
 def _addresses(args: tuple, x) -> tuple:

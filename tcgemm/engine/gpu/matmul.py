@@ -22,7 +22,9 @@ inputs (Kernel D1) `python -m tcgemm.engine.gpu.matmul "A B" 129 257 75 planned 
 from __future__ import annotations
 
 import sys
-from functools import lru_cache
+from collections import OrderedDict
+from contextlib import nullcontext
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -56,20 +58,94 @@ def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None
     bf16; "float16" or "bfloat16" for fp8, rounded from the fp32 sums), or out's type. C: (M, N) row-major
     in D's type, read only where beta != 0 (int8: alpha and beta integers, D wraps around as int32 does);
     out=C updates C in place. `kernel`: a key of tcgemm.engine.catalog to run instead of
-    tcgemm.engine.dispatch's choice (e.g. "k4.7", "k5.7", "k5.9", "w1.1"). A repeated call with the same
-    arrays reuses its checks."""
-    device = checked_cupy().cuda.runtime.getDevice()
-    back, stream = interop.handing_back(A)
+    tcgemm.engine.dispatch's choice (e.g. "k4.7", "k5.7", "k5.9", "w1.1"). A call repeated on arrays at
+    the same addresses, of the same shapes, strides and dtypes, on the same stream, skips the checks and
+    launches what the first call did (_Repeat)."""
+    cupy = checked_cupy()
+    device = cupy.cuda.runtime.getDevice()
+    key = _repeat_key(A, B, out, C, alpha, beta, kernel, out_dtype, allow_tf32, device)
+    repeat = _REPEATS.get(key) if key is not None else None
+    if repeat is not None and (D := repeat(A, out)) is not None:
+        return D
+    stream = interop.torch_stream() if interop.is_torch(A) else nullcontext()
     a, b = interop.view("A", A, device), interop.view("B", B, device)
     o = interop.view("out", out, device) if out is not None else None
     c = interop.view("C", C, device) if C is not None else None
     if a.dtype != b.dtype:
         raise OperandError(f"A is {a.dtype} and B is {b.dtype}; tcgemm.matmul takes two matrices of one type")
     out_dtype = output_dtype(a.dtype, out_dtype if out_dtype is not None or o is None else o.dtype, allow_tf32)
+    D = into = o.array if o else None
+    if out is None and a.array.ndim == b.array.ndim == 2 and a.array.shape[1] == b.array.shape[0]:
+        D, into = interop.new_result(A, a.array.shape[0], b.array.shape[1], out_dtype, device)
     with stream:
-        D = _matmul(a.array, b.array, o.array if o else None, alpha, beta, c.array if c else None, a.dtype,
-                    out_dtype, kernel, allow_tf32)
-    return out if out is not None else back(D, out_dtype)
+        _, launches = _call(a.array, b.array, into, alpha, beta, c.array if c else None, a.dtype, out_dtype, kernel,
+                            allow_tf32, fresh=out is None)
+    if key is not None and launches is not None:
+        if repeat is None:
+            repeat = _remember(key, _Repeat(out is None, into.shape, out_dtype, stream if interop.is_torch(A) else None))
+        repeat.add(into.data.ptr, launches)
+    return out if out is not None else D
+
+
+class _Repeat:
+    """A call's launches, holding the caller's arrays by address (PreparedGemm.by_address), for the next
+    call with arrays at the same addresses, shapes, strides and dtypes on the same stream (_repeat_key):
+    that call allocates D as the first did and launches, nothing else, where D lands at an address a
+    call of this kind has written before (the memory pool hands back the blocks of the Ds its caller
+    dropped: up to ADDRESSES of them are kept); else it goes the whole way, and its launch is added."""
+
+    __slots__ = ("by_address", "fresh", "shape", "dtype", "stream")
+    ADDRESSES = 4
+
+    def __init__(self, fresh: bool, shape: tuple[int, int], out_dtype: str, stream):
+        self.by_address, self.fresh, self.stream = {}, fresh, stream
+        self.shape, self.dtype = shape, out_dtype
+
+    def add(self, c_ptr: int, launches: tuple) -> None:
+        if len(self.by_address) >= self.ADDRESSES:
+            self.by_address.pop(next(iter(self.by_address)))
+        self.by_address[c_ptr] = launches
+
+    def __call__(self, A, out):
+        """D of this call, or None where it must go the whole way."""
+        if not self.fresh:
+            D, ptr = out, next(iter(self.by_address))
+        elif self.stream is not None:      # a torch caller
+            D = interop.new_torch_result(A, self.shape, self.dtype)
+            ptr = D.data_ptr()
+        else:
+            D = checked_cupy().empty(self.shape, dtype=storage_dtype(self.dtype))
+            ptr = D.data.ptr
+        launches = self.by_address.get(ptr)
+        if launches is None:
+            return None
+        with self.stream or nullcontext():
+            for launch in launches:
+                launch()
+        return D
+
+
+REPEATS = 32        # kinds of call whose launches are kept, the oldest dropped first
+_REPEATS: "OrderedDict[tuple, _Repeat]" = OrderedDict()
+
+
+def _repeat_key(A, B, out, C, alpha, beta, kernel, out_dtype, allow_tf32, device) -> tuple | None:
+    """What a call must share with an earlier one to reuse its launch; None for a call that does not
+    reuse (a C to add, scalars of other types than int and float, arrays neither CuPy nor torch)."""
+    if C is not None or type(alpha) not in (int, float) or type(beta) not in (int, float):
+        return None
+    a, b = interop.signature(A), interop.signature(B)
+    o = interop.signature(out) if out is not None else ()
+    if a is None or b is None or o is None:
+        return None
+    return a, b, o, alpha, beta, kernel, out_dtype, allow_tf32, device, interop.stream_of(A)
+
+
+def _remember(key: tuple, repeat: _Repeat) -> _Repeat:
+    _REPEATS[key] = repeat
+    if len(_REPEATS) > REPEATS:
+        _REPEATS.popitem(last=False)
+    return repeat
 
 
 @lru_cache(maxsize=4096)
@@ -95,6 +171,14 @@ def chosen(M: int, N: int, K: int, in_dtype: str = "float16", out_dtype: str | N
 
 
 def _matmul(A, B, out, alpha, beta, C, in_dtype: str, out_dtype: str, kernel: str | None, allow_tf32: bool = False):
+    """D = alpha * A @ B + beta * C on CuPy arrays, into out (or a new array): matmul's path after the views."""
+    return _call(A, B, out, alpha, beta, C, in_dtype, out_dtype, kernel, allow_tf32)[0]
+
+
+def _call(A, B, out, alpha, beta, C, in_dtype: str, out_dtype: str, kernel: str | None, allow_tf32: bool = False,
+          fresh: bool = False) -> tuple:
+    """(D, the launch by address where one kernel wrote D from A and B as they are, else None), out being
+    a D allocated for this call alone where `fresh`."""
     if A.ndim != 2 or B.ndim != 2:
         raise OperandError(f"A @ B needs 2-D A (M, K) and B (K, N), got shapes {tuple(A.shape)} and {tuple(B.shape)}")
     if A.shape[1] != B.shape[0]:
@@ -105,23 +189,27 @@ def _matmul(A, B, out, alpha, beta, C, in_dtype: str, out_dtype: str, kernel: st
     orders = (memory_order("A", A, "C"), memory_order("B", B, "F"))
     d = chosen(M, N, K, in_dtype, out_dtype, scaled, kernel, orders == MMA_ORDERS, allow_tf32)
     if d.key in WMMA_KERNELS:
-        return _padded_wmma(d.key, A, B, out, alpha, beta, C)
+        return _padded_wmma(d.key, A, B, out, alpha, beta, C), None
     cupy = checked_cupy()
-    if d.element and orders != MMA_ORDERS:       # Kernel D1 reads A row-major and B column-major only
+    reordered = d.element and orders != MMA_ORDERS
+    if reordered:       # Kernel D1 reads A row-major and B column-major only
         A, B, orders = *_in_mma_orders(A, B, orders), MMA_ORDERS
     spec = _configured(d, orders if kernel_spec(d.key).either_order else (), M, N, K, cupy.cuda.runtime.getDevice())
-    if d.kernel_out == d.out_dtype and (spec.signature.scaled or not scaled):
-        own = out is None
-        if not own and d.element:       # Kernel D1's own checks would call it C
-            _check_result("out", out, M, N, d.out_dtype)
-        if own:     # allocated here, and held by address only: the next call's D lands where this one's did
-            out = cupy.empty((M, N), dtype=storage_dtype(d.out_dtype))
-        run = prepared(spec, A, B, out, alpha=alpha, beta=beta, addend=C)
-        run()
-        if own:
-            run.forget_output()
-        return out
-    return _with_epilogue(spec, A, B, out, alpha, beta, C, d.out_dtype)
+    if d.kernel_out != d.out_dtype or (scaled and not spec.signature.scaled):
+        return _with_epilogue(spec, A, B, out, alpha, beta, C, d.out_dtype, fresh, reordered)
+    if out is not None and d.element:       # Kernel D1's own checks would call it C
+        _check_result("out", out, M, N, d.out_dtype)
+    if out is None:
+        out, fresh = cupy.empty((M, N), dtype=storage_dtype(d.out_dtype)), True
+    run = prepared(spec, A, B, out, alpha=alpha, beta=beta, addend=C)
+    run()
+    # Held by address only: a D allocated here goes back to the pool when its caller drops it, and the
+    # next call's D lands where this one's did.
+    if C is None and not reordered and run.by_address():
+        return out, (run,)
+    if fresh:
+        run.forget_output()
+    return out, None
 
 
 @lru_cache(maxsize=4096)
@@ -133,6 +221,8 @@ def _configured(d: Dispatch, orders: tuple, M: int, N: int, K: int, device: int)
         spec = spec.with_element(d.element)
     if spec.dtypes:
         spec = spec.with_dtypes(d.in_dtype, d.kernel_out)
+    if d.tile_n and spec.tile_widths:
+        spec = spec.with_tile_n(d.tile_n)
     if orders:
         spec = spec.with_orders(*orders)
     if spec.planned and min(M, N, K) > 0:   # else prepare says what is wrong
@@ -140,26 +230,29 @@ def _configured(d: Dispatch, orders: tuple, M: int, N: int, K: int, device: int)
     return spec
 
 
-def _with_epilogue(spec, A, B, out, alpha, beta, C, out_dtype: str):
+def _with_epilogue(spec, A, B, out, alpha, beta, C, out_dtype: str, fresh: bool = False, reordered: bool = False):
     """A @ B into a buffer of the kernel's C (fp32; int32 for int8), then D = alpha * AB + beta * C rounded
-    to out_dtype (int32: exact, wrapping around)."""
+    to out_dtype (int32: exact, wrapping around): (D, the two launches by address for a repeated call, or
+    None where a C is added, an operand was staged or reordered)."""
     cupy = checked_cupy()
     M, N = A.shape[0], B.shape[1]
     scalars = _scalars(out_dtype, alpha, beta)
     if out is None:
-        out = cupy.empty((M, N), dtype=storage_dtype(out_dtype))
+        out, fresh = cupy.empty((M, N), dtype=storage_dtype(out_dtype)), True
     else:
         _check_result("out", out, M, N, out_dtype)
     if beta != 0:
         if C is None:
             raise OperandError(f"beta={beta} needs a C to scale: pass C, a ({M}, {N}) {out_dtype} array")
         _check_result("C", C, M, N, out_dtype)
-    run = prepared(spec, A, B, _scratch((M, N), cupy.cuda.get_current_stream().ptr, storage_dtype(spec.out_dtype)))
+    scratch = _scratch((M, N), cupy.cuda.get_current_stream().ptr, storage_dtype(spec.out_dtype))
+    run = prepared(spec, A, B, scratch)
     run()
-    kernel, scaled_c = _epilogue_kernel(out_dtype, beta != 0)
-    args = (run.C, *scalars) + ((C,) if scaled_c else ())
-    kernel(*args, out)
-    return out
+    epilogue = _epilogue_launch(out_dtype, scratch, C if beta != 0 else None, *scalars)
+    epilogue(out)
+    if C is None and not reordered and run.by_address():
+        return out, (run, partial(epilogue, np.uint64(out.data.ptr)))
+    return out, None
 
 
 def _scalars(out_dtype: str, alpha, beta) -> tuple:
@@ -215,26 +308,44 @@ def _reordered(name: str, x, order: str, stream: int):
     return buffer
 
 
-# How the epilogue reads C's type into fp32 and writes fp32 as D's type (bf16: its bits, rounded to nearest even).
-_DECODE = {"float32": "c", "float16": "(float)c", "bfloat16": "__uint_as_float(((unsigned)c) << 16)"}
-_ENCODE = {"float32": "d = v;", "float16": "d = (float16)v;",
-           "bfloat16": "unsigned u = __float_as_uint(v); d = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);"}
+# The epilogue pass, per D type: the C type it stores, how it reads C into fp32 and writes fp32 as D's
+# type (fp16: cuda_fp16.h's round to nearest; bf16: its bits, rounded to nearest even).
+_STORED = {"float32": "float", "float16": "unsigned short", "bfloat16": "unsigned short", "int32": "int"}
+_DECODE = {"float32": "c[i]", "float16": "__half2float(__ushort_as_half(c[i]))",
+           "bfloat16": "__uint_as_float(((unsigned)c[i]) << 16)"}
+_ENCODE = {"float32": "d[i] = v;", "float16": "d[i] = __half_as_ushort(__float2half_rn(v));",
+           "bfloat16": "unsigned u = __float_as_uint(v); d[i] = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);"}
 # int32: in unsigned arithmetic, which wraps around mod 2^32 as tcgemm.engine.gpu.gemm.reference does.
-_INT32_BODY = "d = (int)((unsigned)alpha * (unsigned)t{});"
+_INT32_BODY = "d[i] = (int)((unsigned)alpha * (unsigned)t[i]{});"
+_EPILOGUE = """#include <cuda_fp16.h>
+extern "C" __global__ void tcgemm_epilogue(const {t} *t, {d} *d, const {d} *c, long long n, {s} alpha, {s} beta) {{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{
+        {body}
+    }}
+}}
+"""
+EPILOGUE_THREADS = 256
 
 
 @lru_cache(maxsize=None)
 def _epilogue_kernel(out_dtype: str, with_c: bool):
-    """The elementwise pass D = alpha * t + beta * C (C only `with_c`), compiled once per type."""
+    """The elementwise pass D = alpha * t + beta * C (C only `with_c`) for a D of out_dtype, compiled once."""
     cupy = require_gpu()
     if out_dtype == "int32":
-        params = "int32 t, int32 alpha, int32 beta" + (", int32 c" if with_c else "")
-        body = _INT32_BODY.format(" + (unsigned)beta * (unsigned)c" if with_c else "")
-        return cupy.ElementwiseKernel(params, "int32 d", body, f"tcgemm_epilogue_int32_{int(with_c)}"), with_c
-    stored = {"float32": "float32", "float16": "float16", "bfloat16": "uint16"}[out_dtype]
-    params = "float32 t, float32 alpha, float32 beta" + (f", {stored} c" if with_c else "")
-    body = f"float v = alpha * t{' + beta * ' + _DECODE[out_dtype] if with_c else ''}; {_ENCODE[out_dtype]}"
-    return cupy.ElementwiseKernel(params, f"{stored} d", body, f"tcgemm_epilogue_{out_dtype}_{int(with_c)}"), with_c
+        t, scalar, body = "int", "int", _INT32_BODY.format(" + (unsigned)beta * (unsigned)c[i]" if with_c else "")
+    else:
+        t, scalar = "float", "float"
+        body = f"float v = alpha * t[i]{' + beta * ' + _DECODE[out_dtype] if with_c else ''}; {_ENCODE[out_dtype]}"
+    source = _EPILOGUE.format(t=t, d=_STORED[out_dtype], s=scalar, body=body)
+    return cupy.RawKernel(source, "tcgemm_epilogue", options=("--std=c++17",))
+
+
+def _epilogue_launch(out_dtype: str, t, C, alpha, beta):
+    """The epilogue pass over t (the kernel's C) into a D given at the call (an array or its address)."""
+    n = t.size
+    grid = (max(1, min(-(-n // EPILOGUE_THREADS), 8 * device_info().sm_count)),)
+    kernel = _epilogue_kernel(out_dtype, C is not None)
+    return lambda D: kernel(grid, (EPILOGUE_THREADS,), (t, D, t if C is None else C, np.int64(n), alpha, beta))
 
 
 def _padded(x, rows: int, cols: int, order: str):

@@ -84,7 +84,8 @@ def sweep_row(M: int, N: int, K: int, in_dtype: str, out_dtype: str, kernel: str
     base = runner(BASELINES[(in_dtype, out_dtype)])
     cublas = time_launches(base.prepare_launch(A, B, base.new_output(M, N)), reps).median
     n = int(min(200, max(10, CALL_SECONDS / max(gpu, 1e-5))))
-    return SweepRow(M, N, K, in_dtype, out_dtype, chosen(M, N, K, in_dtype, out_dtype, kernel=kernel).key,
+    d = chosen(M, N, K, in_dtype, out_dtype, kernel=kernel)
+    return SweepRow(M, N, K, in_dtype, out_dtype, d.key + (f"/{d.tile_n}" if d.key == "k5.11" else ""),
                     gpu * 1e6, cublas * 1e6, _wall_us(call, n), _wall_us(library, n) if library else None,
                     "PASS" if check.passed else f"FAIL ({check})")
 
@@ -99,3 +100,48 @@ def sweep(shapes=SHAPES, types=TYPES, kernel: str | None = None, reps: int | Non
                 log(f"{row.types} {M}x{N}x{K} {row.kernel}: {row.gpu_us:.1f} us, cuBLAS {row.cublas_us:.1f} us "
                     f"({row.pct_cublas:.0f}%), call {row.call_us:.1f} us, {row.check}")
     return rows
+
+
+# Host time: problems small enough that the GPU keeps up with the host, one per path of a repeated call.
+HOST_SHAPES = ((256, 256, 256), (64, 256, 256))
+HOST_CALLS = 2000
+
+
+def _host_us(fn: Callable[[], object], n: int = HOST_CALLS) -> float:
+    """Host µs per call of n calls issued back to back without waiting for the GPU (after warm-up calls)."""
+    cupy = require_gpu()
+    for _ in range(20):
+        fn()
+    cupy.cuda.Device().synchronize()
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    seconds = time.perf_counter() - start
+    cupy.cuda.Device().synchronize()
+    return seconds / n * 1e6
+
+
+def host_times(shapes=HOST_SHAPES) -> "Table":
+    """The host's µs per repeated call of tcgemm.matmul beside the array library's own A @ B, on fp16 CuPy
+    arrays and on bf16 PyTorch tensors (where PyTorch has CUDA), each allocating its D."""
+    from tcgemm.table import Column, Table
+
+    cupy = require_gpu()
+    torch = _torch()
+    rows = []
+    for M, N, K in shapes:
+        A, B = random_operands(M, N, K, dtype="float16")
+        runs = [("float16", "fp16 CuPy arrays", lambda: matmul(A, B), "cupy.matmul", lambda: cupy.matmul(A, B))]
+        if torch is not None:
+            At, Bt = (_bf16_tensor(torch, x) for x in random_operands(M, N, K, dtype="bfloat16"))
+            runs.append(("bfloat16", "bf16 PyTorch tensors", lambda: matmul(At, Bt), "torch.matmul",
+                         lambda: torch.matmul(At, Bt)))
+        for dtype, what, call, name, library in runs:
+            d = chosen(M, N, K, dtype, dtype)
+            rows.append([f"{M}×{N}×{K}", what, d.key + (f"/{d.tile_n}" if d.key == "k5.11" else ""),
+                         _host_us(call), name, _host_us(library)])
+    return Table(["M×N×K", "Inputs", "Kernel", Column("tcgemm µs", ".1f"), "Library", Column("library µs", ".1f")],
+                 rows, caption="Host time per repeated call, D allocated by each call",
+                 notes=[f"µs: {HOST_CALLS} calls issued back to back, the host's time per call (the GPU keeps up at "
+                        "these sizes)", "k4.7 and d1 (Kernels 4.7 and D1) write fp32, then a second launch rounds it to 16 bits; "
+                        "k5.11/64: Kernel 5.11 with 64-wide tiles"])

@@ -4,7 +4,8 @@ checks take another kernel of either order (Kernel 5.8) by its key.
 
 `python -m tcgemm.hopper.gpu.operand_orders CASE M N K [OFFSET [KEY [IN,OUT]]]` runs one checked call (the
 compute-sanitizer tests), e.g. `python -m tcgemm.hopper.gpu.operand_orders "A^T B" 129 257 75 3 k5.8`, or
-`... "A B^T" 129 264 75 0 k5.9 bfloat16,bfloat16` for Kernel 5.9's bf16 build.
+`... "A B^T" 129 264 75 0 k5.9 bfloat16,bfloat16` for Kernel 5.9's bf16 build, `... k5.11/64 ...` for
+Kernel 5.11's 64-wide tiles.
 """
 from __future__ import annotations
 
@@ -34,12 +35,14 @@ def spec_for(case: str, key: str = KEY) -> GemmKernel:
 
 
 def check_kernel_order(case: str, M: int, N: int, K: int, offset: int = 0, seed: int | None = None, key: str = KEY,
-                       dtypes: tuple[str, str] | None = None):
+                       dtypes: tuple[str, str] | None = None, tile_n: int | None = None):
     """Kernel `key` (default 5.7) on fresh random operands of `case` (each a view `offset` elements into
     its allocation), into a NaN-filled C, against the fp32 product (tcgemm.engine.accuracy's tolerance, with
-    a 16-bit C's last rounding). `dtypes`: the (input, output) dtypes of a kernel that takes several (5.9)."""
+    a 16-bit C's last rounding). `dtypes`: the (input, output) dtypes of a kernel that takes several (5.9);
+    `tile_n`: the tile width of a kernel that has several (5.11)."""
     spec = spec_for(case, key)
     spec = spec.with_dtypes(*dtypes) if dtypes else spec
+    spec = spec.with_tile_n(tile_n) if tile_n else spec
     A, B, _ = case_operands(case, M, N, K, dtype=spec.in_dtype, offset=offset, seed=seed)
     run = prepare(spec, A, B)
     run()
@@ -82,9 +85,9 @@ def order_timings(M: int = 4096, N: int = 4096, K: int = 4096, repeats: int = 2)
 def _main(argv) -> None:
     case, M, N, K = argv[0], *(int(x) for x in argv[1:4])
     offset = int(argv[4]) if len(argv) > 4 else 0
-    key = argv[5] if len(argv) > 5 else KEY
+    key, _, width = (argv[5] if len(argv) > 5 else KEY).partition("/")      # "k5.11/64": a tile width
     dtypes = tuple(argv[6].split(",")) if len(argv) > 6 else None
-    result = check_kernel_order(case, M, N, K, offset, key=key, dtypes=dtypes)
+    result = check_kernel_order(case, M, N, K, offset, key=key, dtypes=dtypes, tile_n=int(width) if width else None)
     print(key, case, M, N, K, offset, dtypes or "", result)
     if not result.passed:
         raise SystemExit(1)
