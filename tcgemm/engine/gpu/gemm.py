@@ -27,6 +27,7 @@ from tcgemm.engine.operands import check_addend, check_device, check_gemm_operan
 from tcgemm.engine.gpu.compile import (current_arch, get_arch_specific_function, get_function, get_text_function,
                                       source_versions)
 from tcgemm.engine.gpu.device import checked_cupy, device_info
+from tcgemm.engine.gpu.launch import StructLaunch, bound
 
 def k_align(x) -> int:
     """Elements of x per 16-byte copy (fp16: 8): any-shape kernels need rows of a multiple of this."""
@@ -297,6 +298,17 @@ class PreparedGemm:
         self.C = None
 
 
+    def repeat_launches(self) -> tuple | None:
+        """The kernel's launch (and a split's reduce_splits) bound once (tcgemm.engine.gpu.launch.StructLaunch,
+        each launched by .on(stream)), holding A, B and C by address only (by_address), for a call repeated on
+        arrays at the same addresses on the same stream, after this one: None where an operand is staged."""
+        if not self.by_address():
+            return None
+        launches = (bound(self._launch),)
+        if self._reduce is not None:
+            launches += (StructLaunch(*self._reduce),)
+        return launches
+
     def by_address(self) -> bool:
         """Hold A, B and C by their addresses only (forget_output for all three), so that the launch can
         be kept for later calls on arrays at the same addresses, of the same shapes, strides and dtypes,
@@ -321,7 +333,7 @@ def _by_address(launch, x):
     if isinstance(launch, partial):       # _launch's partial(fn, grid, block, args, shared_mem=...)
         grid_block, args = launch.args[:-1], launch.args[-1]
         return partial(launch.func, *grid_block, _addresses(args, x), **launch.keywords)
-    launch.forget(x)                      # a launch of its own kind (tcgemm.engine.gpu.tma.StructLaunch)
+    launch.forget(x)                      # a launch of its own kind (tcgemm.engine.gpu.launch.StructLaunch)
     return launch
 
 

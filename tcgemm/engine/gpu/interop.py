@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import warnings
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -102,19 +103,8 @@ def new_result(A, M: int, N: int, dtype: str, device: int) -> tuple[Any, Any]:
     """A new (M, N) row-major D of `dtype` in the kind of array A is, and its CuPy view: a torch tensor
     for torch inputs (from torch's allocator, so that the next call's D lands where this one's did once
     the caller drops it), a CuPy array otherwise."""
-    cupy = checked_cupy()
-    if not is_torch(A):
-        D = cupy.empty((M, N), dtype=storage_dtype(dtype))
-        return D, D
-    D = new_torch_result(A, (M, N), dtype)
-    return D, view("out", D, device).array
-
-
-def new_torch_result(A, shape: tuple[int, int], dtype: str):
-    """An empty row-major torch tensor of `shape` and `dtype` (its engine name) on A's GPU."""
-    import torch
-
-    return torch.empty(shape, dtype=getattr(torch, dtype), device=A.device)
+    D = result_maker(A, (M, N), dtype)()
+    return D, (view("out", D, device).array if is_torch(A) else D)
 
 
 def stream_of(A) -> int:
@@ -125,6 +115,16 @@ def stream_of(A) -> int:
 
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)     # what torch.cuda.current_stream() reads
     return raw(A.get_device()) if raw is not None else torch.cuda.current_stream().cuda_stream
+
+
+def result_maker(A, shape: tuple[int, int], dtype: str):
+    """A function of no arguments that allocates an empty row-major D of `shape` and `dtype` (its engine
+    name) as new_result does for A's kind of array, its lookups done here once."""
+    if not is_torch(A):
+        return partial(checked_cupy().empty, shape, dtype=storage_dtype(dtype))
+    import torch
+
+    return partial(torch.empty, shape, dtype=getattr(torch, dtype), device=A.device)
 
 
 def torch_stream():

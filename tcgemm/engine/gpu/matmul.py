@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 from contextlib import nullcontext
-from functools import lru_cache, partial
+from functools import lru_cache
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from tcgemm.engine.operands import INT32_MAX, INT32_MIN, memory_order
 from tcgemm.engine.gpu import interop
 from tcgemm.engine.gpu.compile import current_arch
 from tcgemm.engine.gpu.device import checked_cupy, device_info, require_gpu
+from tcgemm.engine.gpu.launch import StructLaunch
 from tcgemm.engine.gpu.gemm import (case_operands, check_output, for_this_gpu, gpu_shape, kernel_spec, poisoned, prepare,
                                     prepared, reference, zero_padded)
 
@@ -65,7 +66,7 @@ def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None
     device = cupy.cuda.runtime.getDevice()
     key = _repeat_key(A, B, out, C, alpha, beta, kernel, out_dtype, allow_tf32, device)
     repeat = _REPEATS.get(key) if key is not None else None
-    if repeat is not None and (D := repeat(A, out)) is not None:
+    if repeat is not None and (D := repeat(out, key[-1])) is not None:
         return D
     stream = interop.torch_stream() if interop.is_torch(A) else nullcontext()
     a, b = interop.view("A", A, device), interop.view("B", B, device)
@@ -82,46 +83,43 @@ def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None
                             allow_tf32, fresh=out is None)
     if key is not None and launches is not None:
         if repeat is None:
-            repeat = _remember(key, _Repeat(out is None, into.shape, out_dtype, stream if interop.is_torch(A) else None))
+            repeat = _remember(key, _Repeat(out is None, into.shape, out_dtype, A))
         repeat.add(into.data.ptr, launches)
     return out if out is not None else D
 
 
 class _Repeat:
-    """A call's launches, holding the caller's arrays by address (PreparedGemm.by_address), for the next
-    call with arrays at the same addresses, shapes, strides and dtypes on the same stream (_repeat_key):
-    that call allocates D as the first did and launches, nothing else, where D lands at an address a
-    call of this kind has written before (the memory pool hands back the blocks of the Ds its caller
-    dropped: up to ADDRESSES of them are kept); else it goes the whole way, and its launch is added."""
+    """A call's launches (StructLaunch, bound once), holding the caller's arrays by address
+    (PreparedGemm.by_address), for the next call with arrays at the same addresses, shapes, strides and
+    dtypes on the same stream (_repeat_key, whose last item is the stream): that call allocates D as the
+    first did and launches, nothing else, where D lands at an address a call of this kind has written
+    before (the memory pool hands back the blocks of the Ds its caller dropped: up to ADDRESSES of them
+    are kept); else it goes the whole way, and its launches are added."""
 
-    __slots__ = ("by_address", "fresh", "shape", "dtype", "stream")
+    __slots__ = ("by_address", "fresh", "new_d", "torch")
     ADDRESSES = 4
 
-    def __init__(self, fresh: bool, shape: tuple[int, int], out_dtype: str, stream):
-        self.by_address, self.fresh, self.stream = {}, fresh, stream
-        self.shape, self.dtype = shape, out_dtype
+    def __init__(self, fresh: bool, shape: tuple[int, int], out_dtype: str, A):
+        self.by_address, self.fresh, self.torch = {}, fresh, interop.is_torch(A)
+        self.new_d = interop.result_maker(A, shape, out_dtype)
 
     def add(self, c_ptr: int, launches: tuple) -> None:
         if len(self.by_address) >= self.ADDRESSES:
             self.by_address.pop(next(iter(self.by_address)))
         self.by_address[c_ptr] = launches
 
-    def __call__(self, A, out):
-        """D of this call, or None where it must go the whole way."""
+    def __call__(self, out, stream: int):
+        """D of this call on `stream`, or None where it must go the whole way."""
         if not self.fresh:
             D, ptr = out, next(iter(self.by_address))
-        elif self.stream is not None:      # a torch caller
-            D = interop.new_torch_result(A, self.shape, self.dtype)
-            ptr = D.data_ptr()
         else:
-            D = checked_cupy().empty(self.shape, dtype=storage_dtype(self.dtype))
-            ptr = D.data.ptr
+            D = self.new_d()
+            ptr = D.data_ptr() if self.torch else D.data.ptr
         launches = self.by_address.get(ptr)
         if launches is None:
             return None
-        with self.stream or nullcontext():
-            for launch in launches:
-                launch()
+        for launch in launches:
+            launch.on(stream)
         return D
 
 
@@ -205,8 +203,9 @@ def _call(A, B, out, alpha, beta, C, in_dtype: str, out_dtype: str, kernel: str 
     run()
     # Held by address only: a D allocated here goes back to the pool when its caller drops it, and the
     # next call's D lands where this one's did.
-    if C is None and not reordered and run.by_address():
-        return out, (run,)
+    launches = run.repeat_launches() if C is None and not reordered else None
+    if launches is not None:
+        return out, launches
     if fresh:
         run.forget_output()
     return out, None
@@ -250,8 +249,10 @@ def _with_epilogue(spec, A, B, out, alpha, beta, C, out_dtype: str, fresh: bool 
     run()
     epilogue = _epilogue_launch(out_dtype, scratch, C if beta != 0 else None, *scalars)
     epilogue(out)
-    if C is None and not reordered and run.by_address():
-        return out, (run, partial(epilogue, np.uint64(out.data.ptr)))
+    launches = run.repeat_launches() if C is None and not reordered else None
+    if launches is not None:    # the pass bound too, D by address and the kernel's C held
+        kernel, grid, block, args = epilogue(np.uint64(out.data.ptr), run=False)
+        return out, launches + (StructLaunch(kernel, grid, block, args),)
     return out, None
 
 
@@ -345,7 +346,12 @@ def _epilogue_launch(out_dtype: str, t, C, alpha, beta):
     n = t.size
     grid = (max(1, min(-(-n // EPILOGUE_THREADS), 8 * device_info().sm_count)),)
     kernel = _epilogue_kernel(out_dtype, C is not None)
-    return lambda D: kernel(grid, (EPILOGUE_THREADS,), (t, D, t if C is None else C, np.int64(n), alpha, beta))
+
+    def launch(D, run: bool = True):
+        """Launch the pass into D, or (run False) give its kernel, grid, block and arguments."""
+        parts = (kernel, grid, (EPILOGUE_THREADS,), (t, D, t if C is None else C, np.int64(n), alpha, beta))
+        return kernel(*parts[1:]) if run else parts
+    return launch
 
 
 def _padded(x, rows: int, cols: int, order: str):

@@ -4,8 +4,7 @@ cuTensorMapEncodeTiled fills the 128 bytes of a map (tcgemm.engine.tma says what
 through cuda-python's binding (cuda.bindings.driver) where that is installed, else straight from the
 driver's libcuda.so.1 through ctypes, with the same arguments. A kernel takes a map as a
 `const __grid_constant__ TensorMap` parameter, i.e. 128 bytes by value, which CuPy's RawKernel call
-does not pass: `StructLaunch` hands cuLaunchKernel (CuPy's binding of it) the array of pointers to each
-argument's bytes that the driver API takes, built once per prepared launch. This module registers the
+does not pass: tcgemm.engine.gpu.launch.StructLaunch does. This module registers the
 launcher's builder of the two tensor-map signatures (tcgemm.engine.kernel_types.Signature): importing it is
 what lets tcgemm.engine.gpu.gemm launch a TMA kernel, and the launcher imports it when it first needs to.
 """
@@ -20,8 +19,8 @@ from tcgemm.errors import NoGPUError, OperandError
 from tcgemm.engine.kernel_types import Signature
 from tcgemm.engine.tma import MAP_BYTES, TileMap, c_map, gemm_maps
 from tcgemm.engine.operands import leading_dimension
-from tcgemm.engine.gpu.device import require_gpu
 from tcgemm.engine.gpu.gemm import LaunchParts, register_builder
+from tcgemm.engine.gpu.launch import StructLaunch
 
 
 @lru_cache(maxsize=None)
@@ -100,43 +99,6 @@ def _encoded(tile_map: TileMap, address: int, via: str | None) -> np.ndarray:
     out = _encode_bindings(driver, args) if driver is not None else _encode_ctypes(args)
     out.flags.writeable = False
     return out
-
-
-def _param(value) -> np.ndarray:
-    """The bytes of one kernel argument: a map's 128 bytes, a cupy array's device pointer, or a numpy scalar."""
-    if isinstance(value, np.ndarray) and value.dtype == np.uint8:
-        return value
-    ptr = getattr(getattr(value, "data", None), "ptr", None)
-    if ptr is not None:
-        return np.array([ptr], dtype=np.uint64)
-    if isinstance(value, np.generic):
-        return np.array([value])
-    raise TypeError(f"a kernel argument must be a tensor map, a cupy array or a numpy scalar, got {type(value).__name__}")
-
-
-class StructLaunch:
-    """A kernel launch whose arguments may be passed by value whatever their size (tensor maps), through
-    cuLaunchKernel's array of pointers to argument bytes. Holds the arguments (and so the arrays)."""
-
-    __slots__ = ("_cupy", "_fn", "_dims", "_smem", "_args", "_bytes", "_pointers")
-
-    def __init__(self, kernel, grid, block, args, shared_mem: int = 0):
-        self._cupy = require_gpu()
-        self._fn = kernel.kernel.ptr          # the CUfunction of a cupy.RawKernel (or compile.LoadedKernel)
-        self._dims = tuple(grid) + (1,) * (3 - len(grid)) + tuple(block) + (1,) * (3 - len(block))
-        self._smem = shared_mem
-        self._args = args                     # held, so that the arrays stay alive
-        self._bytes = [_param(a) for a in args]
-        self._pointers = np.array([b.ctypes.data for b in self._bytes], dtype=np.uint64)
-
-    def forget(self, x) -> None:
-        """Stop holding the array x: its address is in the argument bytes already."""
-        self._args = tuple(None if a is x else a for a in self._args)
-
-    def __call__(self) -> None:
-        cuda = self._cupy.cuda
-        cuda.driver.launchKernel(self._fn, *self._dims, self._smem, cuda.get_current_stream().ptr,
-                                 self._pointers.ctypes.data, 0)
 
 
 def tensor_map_launch(parts: LaunchParts) -> StructLaunch:
