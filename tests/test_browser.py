@@ -324,6 +324,7 @@ def test_bank_explorer_judges_its_puzzles_as_bank_puzzles_does(browser_report):
     assert [r["solved"] for r in readings.values()] == ["false", "false", "true", "true"]
     assert readings["padded"]["problems"][0].startswith("the 16-byte stores: ")
     assert tried["hash"].startswith(f"#bank-explorer:puzzle={name}&")
+    assert tried["menu"] == list(bank_puzzles.PUZZLES), "the book's puzzle menu is not in order of difficulty"
     for width, fits in tried["link"]["fits"].items():
         assert not fits["pageScrolls"] and fits["controlsOutside"] == [], (width, fits)
 

@@ -2,7 +2,7 @@
 (tcgemm.engine.sweep), without a GPU."""
 import pytest
 
-from tcgemm.engine.dispatch import dispatch, hopper_pays, output_dtype
+from tcgemm.engine.dispatch import NARROWER_GAIN, WIDTH_RATE, dispatch, hopper_pays, output_dtype, tile_width
 from tcgemm.engine.sweep import SHAPES, TYPES, SweepRow, geometric_mean, summary, sweep_figure, sweep_table
 from tcgemm.errors import OperandError
 
@@ -43,6 +43,35 @@ def test_hopper_runs_kernel_5_9_where_its_tiles_fill_the_gpu_and_4_7_elsewhere()
     assert hopper_pays(132, 128 * 12, 256 * 11, 100000) and not hopper_pays(132, 128 * 12, 256 * 10, 100000)
     assert hopper_pays(132, 1024, 1024, 1024) and not hopper_pays(132, 1024, 1024, 4096)
     assert not hopper_pays(132, 64, 256 * 40, 4096) and hopper_pays(132, 65, 256 * 40, 4096)
+
+
+# (M, N, K) -> the width the sweep on the H200 measured fastest of 256, 128 and 64 for Kernel 5.11
+# (fp16 in and out, % of cuBLAS): 1024³ 55/74/81%, 256×4096² 53/—/95%, 8192×520×8192 62/69/56%,
+# 4096³ 99/91/60%, 2048³ 97/95/70%, 256×14336×4096 102/93/68%.
+MEASURED_BEST = {(1024, 1024, 1024): 64, (256, 4096, 4096): 64, (8192, 520, 8192): 128, (4096, 4096, 4096): 256,
+                 (2048, 2048, 2048): 256, (256, 14336, 4096): 256}
+
+
+def test_kernel_5_11_s_width_is_the_one_measured_fastest():
+    for (M, N, K), width in MEASURED_BEST.items():
+        d = dispatch("sm_90", 132, M, N, K)
+        assert tile_width(132, M, N) == width, (M, N, K)
+        assert (d.key, d.tile_n) == (("k5.9", 256) if width == 256 else ("k5.11", width)), (M, N, K)
+        assert f"tiles of 128 × {width} on 132 SMs" in d.why
+
+
+def test_a_narrower_tile_must_gain_enough_and_m_of_128_or_less_keeps_the_old_rule():
+    # 3072³: 128-wide tiles model 8% faster (5 waves of 141 against 3 of 256), under NARROWER_GAIN's margin
+    waves = {256: 3, 128: 5}
+    assert waves[128] * 128 / WIDTH_RATE[128] > NARROWER_GAIN * waves[256] * 256 / WIDTH_RATE[256]
+    assert tile_width(132, 3072, 3072) == 256 and dispatch("sm_90", 132, 3072, 3072, 3072).key == "k5.9"
+    # the widths are Kernel 5.11's builds, 256 first (the catalog's default)
+    from tcgemm.engine.catalog import GEMM_KERNELS
+    assert tuple(WIDTH_RATE) == tuple(w for w, _ in GEMM_KERNELS["k5.11"].tile_widths)
+    for M in (1, 64, 128):
+        assert dispatch("sm_90", 132, M, 4096, 4096).key == "k4.7"
+    assert dispatch("sm_90", 132, 128, 14336, 4096).key == "k5.9"    # hopper_pays, as before
+    assert dispatch("sm_90", 132, 129, 4096, 4096).key == "k5.11"    # two tile rows' worth: 5.11
 
 
 def test_scaled_calls_and_other_gpus():

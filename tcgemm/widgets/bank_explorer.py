@@ -30,7 +30,9 @@ def catalog() -> dict:
             "presets": bank_cases.PRESETS,
             "kernels": {key: GEMM_KERNELS[key].title for key in sorted(kernels)},
             "measured_counters": {op: list(c) for op, c in bank_cases.MEASURED_COUNTERS.items()},
-            "puzzles": bank_puzzles.PUZZLES}
+            "puzzles": bank_puzzles.PUZZLES,
+            # the puzzles by difficulty: a list keeps its order where a notebook sorts the keys of a dict
+            "puzzle_order": list(bank_puzzles.PUZZLES)}
 
 
 class BankExplorer(anywidget.AnyWidget):

@@ -12,7 +12,8 @@ function solvedText(puzzle) {
 
 function puzzlePanel(catalog, choose) {
   const puzzles = catalog.puzzles || {};
-  const options = [["", "none: explore freely"], ...Object.entries(puzzles).map(([key, p], i) => [key, `${i + 1}. ${p.title}`])];
+  const order = (catalog.puzzle_order || Object.keys(puzzles)).filter((key) => key in puzzles);
+  const options = [["", "none: explore freely"], ...order.map((key, i) => [key, `${i + 1}. ${puzzles[key].title}`])];
   const menu = select("puzzle", options, "");
   const goal = element("p", { class: "tcgemm-puzzle-goal" });
   const verdict = element("div", { class: "tcgemm-puzzle-verdict" });

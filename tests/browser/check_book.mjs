@@ -434,6 +434,7 @@ async function solvePuzzle(page, explorer, entry) {
   }
   const result = { found: true };
   try {
+    result.menu = await menu.evaluate((m) => [...m.options].map((o) => o.value).filter((v) => v));
     await menu.selectOption(EXPLORER_PUZZLE, { timeout: 5_000 });
     result.chosen = await readExplorer(page, explorer);
     await explorer.locator('select[name="layout"]').selectOption('padded', { timeout: 5_000 });

@@ -1,0 +1,54 @@
+"""Kernel 5.11 (Kernel 5.9 with 256-, 128- or 64-wide tiles) without a GPU: each width's build as the
+catalog describes it (its -DBN, stages and shared memory within sm_90's), the map of a one-box MN-major
+B, and (NVRTC, sm_90a) the HGMMA of its width, TMA's multicast loads and stores, and no spills."""
+import re
+
+import pytest
+
+from tcgemm.arch import arch_limits
+from tcgemm.engine.catalog import GEMM_KERNELS, HOPPER_DTYPES, TILE_WIDTHS, WMMA_CASES, build_target, configured
+from tcgemm.engine.gpu.nvrtc_offline import compile_cubin, cuda_tool, cuobjdump_sass, find_toolkit
+from tcgemm.engine.tma import mn_box, operand_map
+from required import skip_or_fail
+
+K511 = GEMM_KERNELS["k5.11"]
+
+
+def test_each_width_compiles_with_its_bn_and_stages_within_sm_90_s_shared_memory():
+    limit = arch_limits("sm_90").max_smem_per_block
+    assert K511.tile_widths == TILE_WIDTHS and TILE_WIDTHS[0] == (256, 4)
+    for width, stages in TILE_WIDTHS:
+        spec = configured("k5.11", "sm_90").with_tile_n(width)
+        assert (spec.tile_n, spec.stages) == (width, stages)
+        assert ("BN", width) in spec.defines and ("N_STAGES", stages) in spec.defines
+        assert spec.smem_bytes <= limit, (width, spec.smem_bytes, limit)
+        assert spec.variant.startswith(f"128x{width}")
+    with pytest.raises(ValueError, match="has no tiles 96 wide; its widths are: 256, 128, 64"):
+        K511.with_tile_n(96)
+    with pytest.raises(ValueError, match="Kernel 5.9: C in 16 bits has no tiles 128 wide; its widths are: 256 only"):
+        GEMM_KERNELS["k5.9"].with_tile_n(128)
+
+
+def test_an_mn_major_b_of_one_box_is_copied_whole_and_a_wider_one_in_halves():
+    for width in (64, 128, 256):
+        spec = configured("k5.11", "sm_90").with_tile_n(width).with_orders(*WMMA_CASES["A B"])   # B row-major
+        b = operand_map(spec, "B", 1000, 512)
+        assert (b.box_rows, b.box_cols) == (spec.tile_k, mn_box("float16"))
+        k_major = operand_map(configured("k5.11", "sm_90").with_tile_n(width), "B", 1000, 512)
+        assert k_major.box_rows == width // 2          # each block of the cluster copies half of B's tile
+
+
+@pytest.mark.slow     # nine builds of Kernel 5.11
+@pytest.mark.parametrize("width", [w for w, _ in TILE_WIDTHS])
+@pytest.mark.parametrize("in_dtype, out_dtype", HOPPER_DTYPES[:3])
+def test_each_width_compiles_to_its_hgmma_with_tma_and_no_spills(width, in_dtype, out_dtype):
+    kit = find_toolkit(13)
+    if kit is None or cuda_tool("cuobjdump") is None:
+        skip_or_fail("TCGEMM_REQUIRE_NVRTC", "no NVRTC 13 with its headers, or no cuobjdump")
+    spec = configured("k5.11", "sm_90").with_dtypes(in_dtype, out_dtype).with_orders(*WMMA_CASES["A^T B"]) \
+        .with_tile_n(width)
+    listing = cuobjdump_sass(compile_cubin(spec.source, build_target(spec.source, "sm_90"), spec.defines, kit))
+    assert set(re.findall(r"HGMMA\.(\d+x\d+x\d+)", listing)) == {f"64x{width}x16"}
+    for claim in ("UTMALDG.2D.MULTICAST", "UTMASTG.2D"):
+        assert claim in listing, claim
+    assert not re.search(r"\b(LDL|STL)\b", listing)
