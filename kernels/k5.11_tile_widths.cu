@@ -101,13 +101,14 @@ __device__ __forceinline__ void store_tile(float (&d)[BN / 2], c_t *C, int row0,
 
 // The warpgroup's tile, box by box through its C_BUFFERS buffers (`buffers`: 1024-byte aligned);
 // warpgroup `c` of the consumers syncs on named barrier 1 + c. A buffer is refilled once the store
-// C_BUFFERS boxes back has read it.
+// C_BUFFERS boxes back has read it. `boxes` counts the warpgroup's boxes on from tile to tile: a tile of
+// one box (64 columns of 16-bit C) takes the other buffer from the tile before, whose store may be reading.
 __device__ __forceinline__ void store_tile_tma(float (&d)[BN / 2], const TensorMap *map_c, unsigned buffers, int row0,
-                                               int col0, int c) {
+                                               int col0, int c, unsigned &boxes) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
 #pragma unroll
     for (int box = 0; box < BN / C_BOX_COLS; ++box) {
-        const unsigned buffer = buffers + box % C_BUFFERS * C_BOX_BYTES;
+        const unsigned buffer = buffers + boxes++ % C_BUFFERS * C_BOX_BYTES;
         if (t == 0) bulk_wait_group_read<C_BUFFERS - 1>();
         named_barrier_sync(1 + c, 128);
 #pragma unroll
@@ -206,6 +207,7 @@ tile_widths(const __grid_constant__ TensorMap map_a, const __grid_constant__ Ten
         };
         const int c = wg - 1;                           // consumer 0 or 1
         float d[BN / 2] = {};
+        unsigned boxes = 0;                             // boxes of C this warpgroup has stored
         for (int tile = blockIdx.x / 2, step = 0, i = 0; tile < tiles; tile += gridDim.x / 2, ++i) {
             int m0, n0;
             tile_origin(tile, pairs_m, tiles_n, m0, n0);
@@ -231,7 +233,7 @@ tile_widths(const __grid_constant__ TensorMap map_a, const __grid_constant__ Ten
             // The measurements SKIP_STORE and HALF_STORE keep the main loop's work: d is never NaN here.
             const bool store = !(SKIP_STORE || (HALF_STORE && blockIdx.x / 2 % 2 == 0)) || isnan(d[0]);
             if (store && N * sizeof(c_t) % 16 == 0)   // TMA addresses rows 16-byte aligned
-                store_tile_tma(d, &map_c, base + N_STAGES * STAGE_BYTES + c * C_BUFFERS * C_BOX_BYTES, m0 + c * WG_ROWS, n0, c);
+                store_tile_tma(d, &map_c, base + N_STAGES * STAGE_BYTES + c * C_BUFFERS * C_BOX_BYTES, m0 + c * WG_ROWS, n0, c, boxes);
             else if (store)
                 store_tile(d, C, m0 + c * WG_ROWS, n0, M, N);
             trace_tile(i, STORE_ISSUED);

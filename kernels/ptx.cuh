@@ -320,6 +320,21 @@ __device__ __forceinline__ void bulk_wait_group_read() {
 }
 #endif
 
+// A counter in global memory that blocks of one grid share (Kernel 5.12): an atomic add that releases this
+// block's writes before it and acquires those released before the values it adds to, and a load that
+// acquires them.
+__device__ __forceinline__ unsigned atomic_add_acq_rel(unsigned *p, unsigned x) {
+    unsigned old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(x) : "memory");
+    return old;
+}
+
+__device__ __forceinline__ unsigned load_acquire(const unsigned *p) {
+    unsigned x;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(x) : "l"(p) : "memory");
+    return x;
+}
+
 // ---- timers: the GPU's global nanosecond clock (the same on every SM), and the SM a thread runs on ----
 
 __device__ __forceinline__ unsigned long long globaltimer() {

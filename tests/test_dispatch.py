@@ -2,7 +2,7 @@
 (tcgemm.engine.sweep), without a GPU."""
 import pytest
 
-from tcgemm.engine.dispatch import NARROWER_GAIN, WIDTH_RATE, dispatch, hopper_pays, output_dtype, tile_width
+from tcgemm.engine.dispatch import NARROWER_GAIN, WIDTH_RATE, dispatch, hopper_pays, output_dtype, splits_k, tile_width
 from tcgemm.engine.sweep import SHAPES, TYPES, SweepRow, geometric_mean, summary, sweep_figure, sweep_table
 from tcgemm.errors import OperandError
 
@@ -64,7 +64,7 @@ def test_a_narrower_tile_must_gain_enough_and_m_of_128_or_less_keeps_the_old_rul
     # 3072³: 128-wide tiles model 8% faster (5 waves of 141 against 3 of 256), under NARROWER_GAIN's margin
     waves = {256: 3, 128: 5}
     assert waves[128] * 128 / WIDTH_RATE[128] > NARROWER_GAIN * waves[256] * 256 / WIDTH_RATE[256]
-    assert tile_width(132, 3072, 3072) == 256 and dispatch("sm_90", 132, 3072, 3072, 3072).key == "k5.9"
+    assert tile_width(132, 3072, 3072) == 256 and dispatch("sm_90", 132, 3072, 3072, 3072).key == "k5.12"
     # the widths are Kernel 5.11's builds, 256 first (the catalog's default)
     from tcgemm.engine.catalog import GEMM_KERNELS
     assert tuple(WIDTH_RATE) == tuple(w for w, _ in GEMM_KERNELS["k5.11"].tile_widths)
@@ -170,3 +170,23 @@ def test_the_sweep_has_the_shapes_and_types_the_issue_names():
     assert len(SHAPES) >= 20 and (1000, 1000, 1000) in SHAPES and (8192, 520, 8192) in SHAPES
     assert {m for m, n, k in SHAPES if (n, k) == (14336, 4096)} == {1, 16, 64, 128, 256, 4096}
     assert TYPES == (("float16", "float16"), ("bfloat16", "bfloat16"), ("float16", "float32"))
+
+
+# (M, N, K) -> whether Kernel 5.12's split measured faster than the best of 5.9 and 5.11 on the H200 (fp16 in
+# and out, % of cuBLAS, split / the best whole-tile width): 3000³ 84/78%, 3072³ 87/82%, 256×4096×14336 84/81%;
+# 8192×520×8192 67/70%, 6144³ 99/104%, 2048³ 71/95%, 4096×4096×512 77/100%, 256×4096² 70/93%,
+# 256×14336×4096 88/100%, 1000³ 53/75%, 512³ 51/77%.
+MEASURED_SPLIT = {(3000, 3000, 3000): True, (3072, 3072, 3072): True, (256, 4096, 14336): True,
+                  (8192, 520, 8192): False, (6144, 6144, 6144): False, (2048, 2048, 2048): False,
+                  (4096, 4096, 512): False, (256, 4096, 4096): False, (256, 14336, 4096): False,
+                  (1000, 1000, 1000): False, (512, 512, 512): False}
+
+
+def test_kernel_5_12_runs_where_its_split_measured_faster():
+    for (M, N, K), faster in MEASURED_SPLIT.items():
+        d = dispatch("sm_90", 132, M, N, K)
+        assert splits_k(132, M, N, K) == faster and (d.key == "k5.12") == faster, (M, N, K, d.key)
+        if faster:
+            assert d.tile_n == 256 and "the last wave's split along K" in d.why
+    assert dispatch("sm_90", 132, 3000, 3000, 3000, scaled=True).key == "k5.12"    # into fp32, then the pass
+    assert not splits_k(132, 4096, 4096, 4096)      # whole waves but for 8 of 66 clusters: nothing to gain

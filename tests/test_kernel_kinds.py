@@ -27,7 +27,7 @@ def test_the_signature_is_the_entry_points(spec):
     attributes, params = declaration(spec)
     assert len(params) == spec.signature.value.count(",") + 1, (spec.key, params)
     maps = sum("TensorMap" in p for p in params)
-    assert maps == {Signature.TENSOR_MAPS: 2, Signature.TENSOR_MAPS_AND_C: 3}.get(spec.signature, 0), spec.key
+    assert maps == {Signature.TENSOR_MAPS: 2, Signature.TENSOR_MAPS_AND_C: 3, Signature.STREAM_K: 3}.get(spec.signature, 0), spec.key
     cluster = re.search(r"__cluster_dims__\((\d+)", attributes)
     assert (int(cluster.group(1)) if cluster else 1) == spec.schedule.cluster, spec.key
 
@@ -35,7 +35,7 @@ def test_the_signature_is_the_entry_points(spec):
 def test_the_kinds_say_one_thing_each():
     assert {s for s in Signature if s.scaled} == {Signature.BLAS, Signature.WMMA}
     assert [s.persistent for s in Schedule] == [False, True, True] and Schedule.CLUSTERS.cluster == 2
-    assert {k.key for k in GEMM_KERNELS.values() if k.schedule.persistent} == {"k5.4", "k5.5", "k5.6", "k5.7", "k5.8", "k5.9", "k5.10", "k5.11"}
+    assert {k.key for k in GEMM_KERNELS.values() if k.schedule.persistent} == {"k5.4", "k5.5", "k5.6", "k5.7", "k5.8", "k5.9", "k5.10", "k5.11", "k5.12"}
 
 
 def test_every_signature_has_a_builder_and_the_launcher_imports_no_tma_module():
@@ -48,4 +48,5 @@ def test_every_signature_has_a_builder_and_the_launcher_imports_no_tma_module():
     before, built = done.stdout.strip().split(" ", 1)
     assert before == "[]"
     assert eval(built) == {"PLAIN": "tcgemm.engine.gpu.gemm", "BLAS": "tcgemm.engine.gpu.gemm", "WMMA": "tcgemm.engine.gpu.gemm",
-                           "TENSOR_MAPS": "tcgemm.engine.gpu.tma", "TENSOR_MAPS_AND_C": "tcgemm.engine.gpu.tma"}
+                           "TENSOR_MAPS": "tcgemm.engine.gpu.tma", "TENSOR_MAPS_AND_C": "tcgemm.engine.gpu.tma",
+                           "STREAM_K": "tcgemm.engine.gpu.tma"}

@@ -1,4 +1,4 @@
-"""Kernel 5.11 (Kernel 5.9 with 256-, 128- or 64-wide tiles) without a GPU: each width's build as the
+"""Kernel 5.11 (Kernel 5.9 with 256-, 128- or 64-wide tiles) and 5.12 (the same widths) without a GPU: each width's build as the
 catalog describes it (its -DBN, stages and shared memory within sm_90's), the map of a one-box MN-major
 B, and (NVRTC, sm_90a) the HGMMA of its width, TMA's multicast loads and stores, and no spills."""
 import re
@@ -38,14 +38,15 @@ def test_an_mn_major_b_of_one_box_is_copied_whole_and_a_wider_one_in_halves():
         assert k_major.box_rows == width // 2          # each block of the cluster copies half of B's tile
 
 
-@pytest.mark.slow     # nine builds of Kernel 5.11
-@pytest.mark.parametrize("width", [w for w, _ in TILE_WIDTHS])
-@pytest.mark.parametrize("in_dtype, out_dtype", HOPPER_DTYPES[:3])
-def test_each_width_compiles_to_its_hgmma_with_tma_and_no_spills(width, in_dtype, out_dtype):
+@pytest.mark.slow     # nine builds of Kernel 5.11, three of 5.12
+@pytest.mark.parametrize("key, width, in_dtype, out_dtype",
+                         [("k5.11", w, *types) for w, _ in TILE_WIDTHS for types in HOPPER_DTYPES[:3]] +
+                         [("k5.12", w, *HOPPER_DTYPES[1]) for w, _ in TILE_WIDTHS])
+def test_each_width_compiles_to_its_hgmma_with_tma_and_no_spills(key, width, in_dtype, out_dtype):
     kit = find_toolkit(13)
     if kit is None or cuda_tool("cuobjdump") is None:
         skip_or_fail("TCGEMM_REQUIRE_NVRTC", "no NVRTC 13 with its headers, or no cuobjdump")
-    spec = configured("k5.11", "sm_90").with_dtypes(in_dtype, out_dtype).with_orders(*WMMA_CASES["A^T B"]) \
+    spec = configured(key, "sm_90").with_dtypes(in_dtype, out_dtype).with_orders(*WMMA_CASES["A^T B"]) \
         .with_tile_n(width)
     listing = cuobjdump_sass(compile_cubin(spec.source, build_target(spec.source, "sm_90"), spec.defines, kit))
     assert set(re.findall(r"HGMMA\.(\d+x\d+x\d+)", listing)) == {f"64x{width}x16"}

@@ -68,6 +68,8 @@ HALF_STORE_SWITCH = ("HALF_STORE", "only the blocks of odd clusters store C (wro
 TRACE_SWITCH = ("TRACE", "one thread per block stamps the global timer and its SM's clock counter at each "
                 "tile's boundaries (tcgemm.hopper.gpu.timeline)")
 TILE_SWITCHES = (STORE_SWITCH, HALF_STORE_SWITCH, TRACE_SWITCH)
+FIXUP_SWITCH = ("SKIP_FIXUP", "the pieces of a split tile are not added up; each tile's first stores C "
+                "(wrong result: a measurement only)")
 _TMA_STORE = dict(_CLUSTERS, signature=Signature.TENSOR_MAPS_AND_C, switches=TILE_SWITCHES)
 # Kernel 5.9's (in_dtype, out_dtype) pairs, its default first: C in the inputs' 16-bit type, or in fp32.
 HOPPER_DTYPES = (("float16", "float16"), ("bfloat16", "bfloat16"), ("float16", "float32"), ("bfloat16", "float32"))
@@ -104,6 +106,10 @@ HOPPER_KERNELS = (
     GemmKernel(key="k5.11", title="Kernel 5.11: tile widths", entry="tile_widths", either_order=True,
                out_dtype="float16", dtypes=HOPPER_DTYPES, tile_widths=TILE_WIDTHS,
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB"), **_TMA_STORE),
+    GemmKernel(key="k5.12", title="Kernel 5.12: stream-K", entry="stream_k", either_order=True,
+               out_dtype="float16", dtypes=HOPPER_DTYPES, tile_widths=TILE_WIDTHS,
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB", "ATOMG.E.ADD.STRONG.GPU"),
+               **dict(_TMA_STORE, signature=Signature.STREAM_K, switches=TILE_SWITCHES + (FIXUP_SWITCH,))),
 )
 # What Kernel 5.7's HGMMA reads transposed (MN-major, wgmma's imm-trans) in each order case, as cuobjdump
 # prints it: a suffix of the descriptor operand, e.g. "HGMMA.64x256x16.F32 R24, gdesc[UR16].tnspB, ...".

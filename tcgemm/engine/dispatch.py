@@ -1,10 +1,11 @@
 """Which kernel tcgemm.matmul runs for a problem, and why. Pure module.
 
     inputs      GPU           alpha, beta   kernel                                     C written as
-    fp16/bf16   sm_90         1, 0          M > 128: Kernel 5.9 (wgmma), or 5.11 with   out_dtype itself
-                                            narrower tiles (tile_width); M <= 128:
-                                            Kernel 5.9 where its tiles fill the GPU
-                                            (hopper_pays), else 4.7 (fp16)
+    fp16/bf16   sm_90         1, 0          M > 128: Kernel 5.9 (wgmma), 5.11 with      out_dtype itself
+                                            narrower tiles or 5.12 with the last
+                                            wave split along K (hopper_tiles);
+                                            M <= 128: Kernel 5.9 where its tiles
+                                            fill the GPU (hopper_pays), else 4.7
     fp16/bf16   sm_90         other         Kernel 5.9 with an fp32 C, then an          out_dtype
                                             epilogue pass: alpha AB + beta C
     fp16        sm_80 - sm_89 any           Kernel 4.7 (mma.sync, planned tile)         fp32 (then the
@@ -35,6 +36,7 @@ from math import ceil
 
 from tcgemm.engine.catalog import ELEMENTS
 from tcgemm.engine.kernel_types import DTYPE_NAMES
+from tcgemm.engine.stream_k import FIXUP_STEPS, SPLIT_GAIN, split
 from tcgemm.errors import OperandError, UnsupportedOnGPUError
 from tcgemm.fragment_layouts import min_sm
 from tcgemm.style import TEXT_COLUMN_CHARS
@@ -69,14 +71,29 @@ NARROWER_GAIN = 0.85
 WIDE_M = 128
 
 
+def _wave_cost(sms: int, M: int, N: int, width: int) -> float:
+    clusters = ceil(M / 256) * ceil(N / width)
+    return ceil(clusters / (sms // 2)) * width / WIDTH_RATE[width]
+
+
 def tile_width(sms: int, M: int, N: int) -> int:
     """The tile width (columns of C) of Kernel 5.11 that the wave model above picks for M x N on an sm_90
     GPU of `sms` SMs: 256 unless a narrower one fills the SMs enough better."""
-    def cost(width: int) -> float:
-        clusters = ceil(M / 256) * ceil(N / width)
-        return ceil(clusters / (sms // 2)) * width / WIDTH_RATE[width]
-    best = min(WIDTH_RATE, key=cost)
-    return best if cost(best) < NARROWER_GAIN * cost(256) else 256
+    best = min(WIDTH_RATE, key=lambda width: _wave_cost(sms, M, N, width))
+    return best if _wave_cost(sms, M, N, best) < NARROWER_GAIN * _wave_cost(sms, M, N, 256) else 256
+
+
+def splits_k(sms: int, M: int, N: int, K: int) -> bool:
+    """Whether Kernel 5.12 (256-wide tiles, the last wave's split along K: tcgemm.engine.stream_k) beats
+    the tile width tile_width picks, in the same wave model: its longest run and fix-up, in 256-wide
+    waves, under stream_k.SPLIT_GAIN of the other's time (in the H200's measurements the split paid at
+    3000³, 3072³ and 256 x 4096 x 14336, and lost at 8192 x 520 x 8192 to 128-wide tiles)."""
+    k_tiles = ceil(K / 64)
+    sk = split(ceil(M / 256) * ceil(N / 256), k_tiles, sms // 2)
+    if not sk.runs:
+        return False
+    cost = (sk.longest_steps + FIXUP_STEPS) / k_tiles * 256
+    return cost < SPLIT_GAIN * _wave_cost(sms, M, N, tile_width(sms, M, N))
 
 
 def hopper_pays(sms: int, M: int, N: int, K: int) -> bool:
@@ -131,11 +148,13 @@ def dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str = "float
         return _d1_only(arch, size, in_dtype, out, scaled, mma_orders)
     names = f"{DTYPE_NAMES[in_dtype]} in, {DTYPE_NAMES[out]} C"
     if arch == "sm_90":
-        width = tile_width(sms, M, N) if M > WIDE_M else 256
+        split_k = M > WIDE_M and splits_k(sms, M, N, K)
+        width = tile_width(sms, M, N) if M > WIDE_M and not split_k else 256
         blocks = ceil(M / 128) * ceil(N / width)
-        tiles = f"{blocks} tiles of 128 × {width} on {sms} SMs"
+        tiles = f"{blocks} tiles of 128 × {width} on {sms} SMs" + (", the last wave's split along K" if split_k else "")
         if M > WIDE_M or hopper_pays(sms, M, N, K) or (in_dtype == "bfloat16" and not mma_orders):
-            key, name = ("k5.9", "Kernel 5.9") if width == 256 else ("k5.11", "Kernel 5.11")
+            key, name = ("k5.12", "Kernel 5.12") if split_k else ("k5.9", "Kernel 5.9") if width == 256 else \
+                ("k5.11", "Kernel 5.11")
             if not scaled:
                 return Dispatch(key, in_dtype, out, out, f"{size} {names}: {name} (wgmma), {tiles}", tile_n=width)
             return Dispatch(key, in_dtype, "float32", out,

@@ -63,6 +63,9 @@ class Signature(Enum):
     TENSOR_MAPS = "(a_map, b_map, C, M, N, K)"
     # And a map of C, which the kernel stores by TMA through shared memory (Kernels 5.6-5.8).
     TENSOR_MAPS_AND_C = "(a_map, b_map, c_map, C, M, N, K)"
+    # And the stream-K split (Kernel 5.12, tcgemm.engine.stream_k): the fp32 sums of the pieces of split tiles,
+    # a counter per split tile, how many tiles are split and into how many runs.
+    STREAM_K = "(a_map, b_map, c_map, C, M, N, K, partials, counts, sk_tiles, runs)"
     # The WMMA kernels': D = alpha * A @ B + beta * C_in, alpha and beta in D's type (int32 for int8).
     WMMA = "(A, B, C_in, D, M, N, K, alpha, beta)"
 
@@ -75,7 +78,12 @@ class Signature(Enum):
     @property
     def tensor_maps(self) -> bool:
         """Copies A and B by TMA, from the tensor maps it takes in their place."""
-        return self in (Signature.TENSOR_MAPS, Signature.TENSOR_MAPS_AND_C)
+        return self in (Signature.TENSOR_MAPS, Signature.TENSOR_MAPS_AND_C, Signature.STREAM_K)
+
+    @property
+    def stores_c_by_tma(self) -> bool:
+        """Takes a map of C too, and stores C by TMA through shared memory where the map addresses it."""
+        return self in (Signature.TENSOR_MAPS_AND_C, Signature.STREAM_K)
 
     @property
     def builder_module(self) -> str:
@@ -237,7 +245,7 @@ class GemmKernel:
         TMA_SMEM_ALIGN, and the buffers of C of a TMA store)."""
         tiles = ITEMSIZE[self.in_dtype] * (self.tile_m + self.tile_n) * self.tile_k
         extra = (TMA_SMEM_ALIGN if self.signature.tensor_maps else 0) + \
-            (TMA_STORE_SMEM if self.signature is Signature.TENSOR_MAPS_AND_C else 0)
+            (TMA_STORE_SMEM if self.signature.stores_c_by_tma else 0)
         return tiles * self.stages + extra if self.dynamic_smem else 0
 
     def unsupported(self, arch: str) -> str | None:

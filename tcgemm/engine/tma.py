@@ -16,7 +16,7 @@ import numpy as np
 
 from tcgemm.canonical import SWIZZLE_MODES, mnmajor_layout, swizzle_mode_of_width
 from tcgemm.engine.catalog import configured
-from tcgemm.engine.kernel_types import ITEMSIZE, ORDER_NAMES, GemmKernel, Signature
+from tcgemm.engine.kernel_types import ITEMSIZE, ORDER_NAMES, GemmKernel
 from tcgemm.errors import OperandError
 from tcgemm.table import Column, Table
 
@@ -129,7 +129,7 @@ def c_map(spec: GemmKernel, M: int, N: int) -> TileMap | None:
     C_BOX_ROWS rows by one 128-byte swizzle row (C_BOX_COLS fp32, twice as many 16-bit values); None where
     C's rows are not a multiple of 16 bytes apart (N % 4 != 0 in fp32, N % 8 != 0 in 16 bits), which TMA
     cannot address: the kernel then stores C itself."""
-    if spec.signature is not Signature.TENSOR_MAPS_AND_C:
+    if not spec.signature.stores_c_by_tma:
         raise ValueError(f"{spec.title} stores C without TMA")
     row_stride = N * ITEMSIZE[spec.out_dtype]
     if row_stride % GLOBAL_ALIGN:

@@ -1,15 +1,18 @@
-"""Kernels 5.9 (C in 16 bits), 5.10 (staged by stmatrix) and 5.11 (each tile width) on the GPU: every (input, output) type build in every memory-order case, at
-odd shapes (C stored by TMA where its rows are 16-byte aligned, by the threads elsewhere) and on views
-that are not 16-byte aligned, against the fp32 product with the 16-bit C's last rounding; the cuBLAS
-baselines of the same types under the same check; compute-sanitizer on the bf16 build."""
+"""Kernels 5.9 (C in 16 bits), 5.10 (staged by stmatrix), 5.11 and 5.12 (each tile width) on the GPU: every
+(input, output) type build in every memory-order case, at odd shapes (C stored by TMA where its rows are
+16-byte aligned, by the threads elsewhere; several waves of tiles) and on views that are not 16-byte
+aligned, against the fp32 product with the 16-bit C's last rounding; Kernel 5.12's result the same in every
+run; the cuBLAS baselines of the same types under the same check; compute-sanitizer on the bf16 build."""
 import pytest
 
 from tcgemm.engine.catalog import HOPPER_DTYPES, WMMA_CASES
 
 pytestmark = pytest.mark.gpu
 
-# (129, 257, 75): N odd, threads store C; (129, 264, 75) and (640, 768, 64): TMA stores a 16-bit C; one row.
-SHAPES = [(129, 257, 75), (129, 264, 75), (1000, 1003, 1007), (640, 768, 64), (1, 4096, 4096)]
+# (129, 257, 75): N odd, threads store C; (129, 264, 75) and (640, 768, 64): TMA stores a 16-bit C; one row;
+# (3000, 3000, 200): several waves of tiles at every width (a tile of one box of C stores while the next
+# fills the other buffer), and Kernel 5.12's split of the last ones.
+SHAPES = [(129, 257, 75), (129, 264, 75), (1000, 1003, 1007), (640, 768, 64), (1, 4096, 4096), (3000, 3000, 200)]
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +25,8 @@ def orders():
     return operand_orders
 
 
-# Kernel 5.11 at each width; "/256" is Kernel 5.9's tile.
-KEYS = ["k5.9", "k5.10", "k5.11/64", "k5.11/128", "k5.11/256"]
+# Kernels 5.11 and 5.12 at each width; "/256" is Kernel 5.9's tile.
+KEYS = ["k5.9", "k5.10", "k5.11/64", "k5.11/128", "k5.11/256", "k5.12/64", "k5.12/128", "k5.12/256"]
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -66,3 +69,33 @@ def test_the_cublas_baselines_of_the_same_types_pass_the_same_check(key):
 def test_sanitizer_is_clean_on_the_bf16_build(orders, tool, shape, key):
     from tests.gpu.test_sanitizer import assert_clean
     assert_clean(tool, "tcgemm.hopper.gpu.operand_orders", "A^T B", *shape, "0", key, "bfloat16,bfloat16")
+
+
+# Kernel 5.12's splits: all of a problem smaller than a wave (1000 x 1003 x 1007, 129 x 257 x 1000), the last
+# wave and the one before (3000 x 3000 x 200, 4096 x 4096 x 256 at 256 wide), none (whole waves).
+SPLITS = [(1000, 1003, 1007), (129, 257, 1000), (3000, 3000, 200), (4096, 4096, 256), (256, 16896, 128)]
+
+
+@pytest.mark.parametrize("width", [64, 128, 256])
+def test_stream_k_gives_the_same_bits_in_every_run(orders, width):
+    import cupy
+
+    from tcgemm.engine.gpu.gemm import case_operands, check_output, prepare, reference
+    spec = orders.spec_for("A B^T", "k5.12").with_dtypes("bfloat16", "bfloat16").with_tile_n(width)
+    for M, N, K in SPLITS:
+        A, B, _ = case_operands("A B^T", M, N, K, dtype="bfloat16")
+        run = prepare(spec, A, B)
+        run()
+        first = run.C.copy()
+        for _ in range(3):        # each run finds its tiles' counters back at zero
+            run.C.fill(0)
+            run()
+            assert bool(cupy.all(run.C.view(cupy.uint16) == first.view(cupy.uint16))), (width, M, N, K)
+        assert check_output(run.C, reference(A, B), accumulator="float32").passed, (width, M, N, K)
+
+
+@pytest.mark.parametrize("key", ["k5.12/64", "k5.12/256"])
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
+def test_sanitizer_is_clean_on_stream_k_pieces(orders, tool, key):
+    from tests.gpu.test_sanitizer import assert_clean
+    assert_clean(tool, "tcgemm.hopper.gpu.operand_orders", "A^T B", "129", "257", "1000", "0", key, "bfloat16,bfloat16")

@@ -38,7 +38,7 @@ CASES = [(k, "memcheck", shape(k)) for k in GEMM_KERNELS] + [(k, "racecheck", sh
         [(f"k4.6@{t.name}/{splits}", "memcheck", (129, 257, 200)) for t in TILES for splits in (1, 3)] + \
         [(f"k4.6@{t}/2", "racecheck", (129, 257, 200)) for t in ("128x128", "16x64")] + \
         [(k, "synccheck", shape(k)) for k, s in GEMM_KERNELS.items() if s.signature.tensor_maps] + \
-        [(k, tool, (129, 260, 75)) for k, s in GEMM_KERNELS.items() if s.signature is Signature.TENSOR_MAPS_AND_C for tool in ("memcheck", "racecheck")] + \
+        [(k, tool, (129, 260, 75)) for k, s in GEMM_KERNELS.items() if s.signature.stores_c_by_tma for tool in ("memcheck", "racecheck")] + \
         [("k5.0+BLOCK_SYNC", tool, shape("k5.0")) for tool in ("memcheck", "racecheck", "synccheck")]
 
 

@@ -5,7 +5,7 @@ through cuda-python's binding (cuda.bindings.driver) where that is installed, el
 driver's libcuda.so.1 through ctypes, with the same arguments. A kernel takes a map as a
 `const __grid_constant__ TensorMap` parameter, i.e. 128 bytes by value, which CuPy's RawKernel call
 does not pass: tcgemm.engine.gpu.launch.StructLaunch does. This module registers the
-launcher's builder of the two tensor-map signatures (tcgemm.engine.kernel_types.Signature): importing it is
+launcher's builder of the tensor-map signatures (tcgemm.engine.kernel_types.Signature): importing it is
 what lets tcgemm.engine.gpu.gemm launch a TMA kernel, and the launcher imports it when it first needs to.
 """
 from __future__ import annotations
@@ -21,6 +21,8 @@ from tcgemm.engine.tma import MAP_BYTES, TileMap, c_map, gemm_maps
 from tcgemm.engine.operands import leading_dimension
 from tcgemm.engine.gpu.gemm import LaunchParts, register_builder
 from tcgemm.engine.gpu.launch import StructLaunch
+from tcgemm.engine.gpu.device import device_info, require_gpu
+from tcgemm.engine.stream_k import split
 
 
 @lru_cache(maxsize=None)
@@ -106,16 +108,34 @@ def tensor_map_launch(parts: LaunchParts) -> StructLaunch:
     where it stores C by TMA. The maps span A and B as the kernel reads them (padded where staged), each
     in the memory order it was compiled for; K the columns of A as the kernel reads it. Where TMA
     cannot address C, c_map's bytes are zero and the kernel stores C itself."""
+    return StructLaunch(parts.fn, parts.grid, parts.spec.block, _map_args(parts), parts.spec.smem_bytes)
+
+
+def stream_k_launch(parts: LaunchParts) -> StructLaunch:
+    """Kernel 5.12's launch: tensor_map_launch's arguments, then the stream-K split of the problem on this
+    GPU (tcgemm.engine.stream_k.split, one cluster per two SMs) and a workspace of its own: the slots of
+    the pieces' sums and the tiles' counters, zero (each tile's last piece sets its counter back to zero,
+    so the launch may be repeated; launches of one PreparedGemm must not run at once on two streams)."""
+    spec, cupy = parts.spec, require_gpu()
+    clusters = device_info().sm_count // spec.cluster
+    sk = split(spec.cluster_tiles(parts.M, parts.N), -(-parts.A.shape[1] // spec.tile_k), clusters)
+    partials = cupy.empty(max(1, sk.partial_floats(spec.tile_n)), dtype=cupy.float32)
+    counts = cupy.zeros(max(1, sk.counters), dtype=cupy.uint32)
+    args = _map_args(parts) + (partials, counts, np.int32(sk.sk_tiles), np.int32(sk.runs))
+    return StructLaunch(parts.fn, (sk.grid_clusters * spec.cluster, 1, 1), spec.block, args, spec.smem_bytes)
+
+
+def _map_args(parts: LaunchParts) -> tuple:
     spec = parts.spec
     tile_maps = gemm_maps(spec, parts.M, parts.N, parts.K, leading_dimension(parts.A, spec.a_order),
                           leading_dimension(parts.B, spec.b_order))
     maps = tuple(encode(m, x.data.ptr) for m, x in zip(tile_maps, (parts.A, parts.B)))
-    if spec.signature is Signature.TENSOR_MAPS_AND_C:
+    if spec.signature.stores_c_by_tma:
         output = c_map(spec, parts.M, parts.N)
         maps += (np.zeros(MAP_BYTES, np.uint8) if output is None else encode(output, parts.out.data.ptr),)
-    args = maps + (parts.out, np.int32(parts.M), np.int32(parts.N), np.int32(parts.A.shape[1]))
-    return StructLaunch(parts.fn, parts.grid, spec.block, args, spec.smem_bytes)
+    return maps + (parts.out, np.int32(parts.M), np.int32(parts.N), np.int32(parts.A.shape[1]))
 
 
 register_builder(Signature.TENSOR_MAPS, tensor_map_launch)
 register_builder(Signature.TENSOR_MAPS_AND_C, tensor_map_launch)
+register_builder(Signature.STREAM_K, stream_k_launch)

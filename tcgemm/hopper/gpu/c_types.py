@@ -29,6 +29,8 @@ ROUNDS = ((("k5.7", None), (KEY, ("float16", "float32"))),
 # Kernel 5.10 (stmatrix staging) beside 5.9, in the same rounds for each 16-bit C.
 STMATRIX_ROUNDS = (((KEY, ("float16", "float16")), ("k5.10", ("float16", "float16"))),
                    ((KEY, ("bfloat16", "bfloat16")), ("k5.10", ("bfloat16", "bfloat16"))))
+# Kernel 5.12 (the last wave split along K) beside 5.9, fp16 in and out.
+SPLIT_ROUNDS = (((KEY, ("float16", "float16")), ("k5.12", ("float16", "float16"))),)
 
 
 def types_label(in_dtype: str, out_dtype: str) -> str:
