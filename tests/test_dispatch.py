@@ -190,3 +190,9 @@ def test_kernel_5_12_runs_where_its_split_measured_faster():
             assert d.tile_n == 256 and "the last wave's split along K" in d.why
     assert dispatch("sm_90", 132, 3000, 3000, 3000, scaled=True).key == "k5.12"    # into fp32, then the pass
     assert not splits_k(132, 4096, 4096, 4096)      # whole waves but for 8 of 66 clusters: nothing to gain
+
+
+def test_the_label_names_the_width_of_kernel_5_11_only():
+    assert dispatch("sm_90", 132, 1024, 1024, 1024).label == "k5.11/64"
+    assert dispatch("sm_90", 132, 3072, 3072, 3072).label == "k5.12"
+    assert dispatch("sm_90", 132, 4096, 4096, 4096).label == "k5.9"

@@ -36,6 +36,7 @@ from tcgemm.numerics import draw_numerics  # noqa: E402
 from tcgemm.dark_mode import DARK_MIME  # noqa: E402
 from tcgemm.fragments import draw, wmma  # noqa: E402
 from tcgemm.hopper import draw_wgmma  # noqa: E402
+from tcgemm.hopper.split_waves import split_figure  # noqa: E402
 from tcgemm import canonical, fragment_layouts, layouts  # noqa: E402
 from tcgemm.pipelines import ablation, draw_pipeline  # noqa: E402
 from tcgemm.engine.gpu.bench import CUBLAS, CUBLAS_SGEMM, GROUPS, Comparison  # noqa: E402  (imports no CuPy)
@@ -226,6 +227,7 @@ FIGURES = {
                                                                       rows=16, chunks=8, row_label="row of K",
                                                                       chunk_label="chunk of 8 along N")),
     ("hopper", "pp-fig"): ("ping_pong_figure()", draw_pipeline.ping_pong_figure),
+    ("hopper", "sk-fig"): ("split_figure()", split_figure),
     # The timeline is taken on the GPU; drawn here from made-up stamps of the same launch's shape.
     ("hopper", "tl-fig"): ("runs[0].figure()", lambda: timeline_figure(blocks=132, tiles=4, short=16)),
     ("hopper", "pw-fig"): ("sustained_figure(sustained)", power_figure),

@@ -65,3 +65,15 @@ def test_bad_counts_are_refused():
     for args in ((0, 4, 66), (4, 0, 66), (4, 4, 0)):
         with pytest.raises(ValueError, match="must be at least 1"):
             split(*args)
+
+
+def test_the_figure_draws_both_schedules_of_the_toy_gpu():
+    from tcgemm.hopper.split_waves import TOY, split_figure
+    fig = split_figure()
+    top, bottom = fig.axes
+
+    def last_step(ax) -> float:
+        return max(path.vertices[:, 0].max() for bars in ax.collections for path in bars.get_paths())
+    assert (last_step(top), last_step(bottom)) == (2 * TOY.k_tiles, TOY.longest_steps)   # two waves; runs of 11
+    labels = sorted(int(t.get_text()) for t in bottom.texts)
+    assert set(labels) == set(range(TOY.tiles)) and len(labels) > TOY.tiles   # split tiles drawn in pieces

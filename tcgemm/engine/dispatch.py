@@ -114,6 +114,12 @@ class Dispatch:
     element: str = ""         # Kernel D1's build (a key of tcgemm.engine.catalog.ELEMENTS); "" for another kernel
     tile_n: int = 0           # Kernel 5.11's tile width; 0 for another kernel
 
+    @property
+    def label(self) -> str:
+        """The kernel as tables name it: its key, with the tile width where it runs narrower tiles
+        ('k5.11/64'; Kernel 5.12 always runs 5.9's 256-wide ones)."""
+        return f"{self.key}/{self.tile_n}" if self.key == "k5.11" else self.key
+
     def __str__(self) -> str:
         """`why`, wrapped to the book's text column."""
         return textwrap.fill(self.why, TEXT_COLUMN_CHARS, subsequent_indent="  ")

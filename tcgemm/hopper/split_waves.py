@@ -6,7 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
-from tcgemm.engine.stream_k import FIXUP_STEPS, split
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+
+from tcgemm.engine.stream_k import FIXUP_STEPS, StreamK, split
+from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, TILE_EDGE, new_figure
 from tcgemm.table import Column, Table
 
 # SMs of an H100 SXM and of an H200 (NVIDIA's datasheets): 66 clusters of two.
@@ -54,3 +58,40 @@ def prediction_table(sizes, sms: int = HOPPER_SMS) -> Table:
                         f"cluster, its whole tiles and its run", "free fix-up, with fix-up: 5.12's time as a share of "
                         f"5.9's, its longest run (and {FIXUP_STEPS} steps for adding up a split tile: "
                         "tcgemm.engine.stream_k.FIXUP_STEPS) over 5.9's waves of steps"])
+
+
+# The figure's toy GPU: 6 clusters, 8 tile pairs of 8 K steps (one whole wave and two tiles more).
+TOY = StreamK(tiles=8, k_tiles=8, clusters=6, sk_tiles=8, runs=6)
+
+
+def split_figure(sk: StreamK = TOY) -> Figure:
+    """Kernel 5.9's waves of whole tiles above Kernel 5.12's runs, a row per cluster, K steps across: each
+    tile in its own colour and numbered; a piece of a split tile outlined, its tile added up where the
+    last of its pieces ends."""
+    fig = new_figure(COLUMN_WIDTH_IN, 3.0, layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    whole = StreamK(sk.tiles, sk.k_tiles, sk.clusters, 0, 0)
+    for ax, schedule, title in ((top, whole, "Kernel 5.9: waves of whole tiles"),
+                                (bottom, sk, "Kernel 5.12: the same K steps in one run per cluster; outlined, the pieces of "
+                                "split tiles")):
+        for q in range(schedule.grid_clusters):
+            start = 0
+            for p in schedule.pieces(q):
+                width = p.k1 - p.k0
+                split = width < sk.k_tiles
+                hue = GROUP_HUES[p.tile % len(GROUP_HUES)]
+                ax.broken_barh([(start, width)], (q - 0.42, 0.84), color=hue,
+                               edgecolor=TILE_EDGE if split else "none", lw=1.2 if split else 0)
+                light = sum(to_rgb(hue)) > 1.5
+                ax.text(start + width / 2, q, str(p.tile), ha="center", va="center", fontsize=7,
+                        color="black" if light else "white")
+                start += width
+        ax.set_ylim(sk.clusters - 0.5, -0.5)
+        ax.set_yticks(range(sk.clusters))
+        ax.set_ylabel("cluster", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.set_title(title, fontsize=8, loc="left")
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    bottom.set_xlabel("K steps, one after another", fontsize=8)
+    return fig

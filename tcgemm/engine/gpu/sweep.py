@@ -85,7 +85,7 @@ def sweep_row(M: int, N: int, K: int, in_dtype: str, out_dtype: str, kernel: str
     cublas = time_launches(base.prepare_launch(A, B, base.new_output(M, N)), reps).median
     n = int(min(200, max(10, CALL_SECONDS / max(gpu, 1e-5))))
     d = chosen(M, N, K, in_dtype, out_dtype, kernel=kernel)
-    return SweepRow(M, N, K, in_dtype, out_dtype, d.key + (f"/{d.tile_n}" if d.key == "k5.11" else ""),
+    return SweepRow(M, N, K, in_dtype, out_dtype, d.label,
                     gpu * 1e6, cublas * 1e6, _wall_us(call, n), _wall_us(library, n) if library else None,
                     "PASS" if check.passed else f"FAIL ({check})")
 
@@ -138,7 +138,7 @@ def host_times(shapes=HOST_SHAPES) -> "Table":
                          lambda: torch.matmul(At, Bt)))
         for dtype, what, call, name, library in runs:
             d = chosen(M, N, K, dtype, dtype)
-            rows.append([f"{M}×{N}×{K}", what, d.key + (f"/{d.tile_n}" if d.key == "k5.11" else ""),
+            rows.append([f"{M}×{N}×{K}", what, d.label,
                          _host_us(call), name, _host_us(library)])
     return Table(["M×N×K", "Inputs", "Kernel", Column("tcgemm µs", ".1f"), "Library", Column("library µs", ".1f")],
                  rows, caption="Host time per repeated call, D allocated by each call",
