@@ -158,7 +158,7 @@ def sustained_gemms(keys=("cublas", "k5.6"), M: int = 4096, N: int = 4096, K: in
     out = []
     for key in keys:
         r = runner(key)
-        label = "cuBLAS" if key == "cublas" else r.spec.short_title
+        label = "cuBLAS" if r.spec is None else r.spec.short_title     # any cuBLAS baseline's key
         out.append(sustain(label, on_random_operands(r, M, N, K), seconds, settle_s, flop=2.0 * M * N * K))
     return out
 
