@@ -77,3 +77,21 @@ def test_the_figure_draws_both_schedules_of_the_toy_gpu():
     assert (last_step(top), last_step(bottom)) == (2 * TOY.k_tiles, TOY.longest_steps)   # two waves; runs of 11
     labels = sorted(int(t.get_text()) for t in bottom.texts)
     assert set(labels) == set(range(TOY.tiles)) and len(labels) > TOY.tiles   # split tiles drawn in pieces
+
+
+def test_the_mirror_has_the_kernel_s_formulas():
+    """The formulas this module mirrors, as kernels/k5.12_stream_k.cu writes them: where run r starts, the
+    first run with a piece of tile t, and which tiles are split (the last sk_tiles)."""
+    from tcgemm import KERNEL_DIR
+    text = (KERNEL_DIR / "k5.12_stream_k.cu").read_text()
+    for line in ("return r * sk_steps / runs;",
+                 "for (int r = static_cast<int>(((tk + 1) * runs - 1) / sk_steps); r < runs; ++r) {",
+                 "const int dp_tiles = tiles - sk_tiles;",
+                 "p = {q + u * clusters, 0, w.k_tiles};"):
+        assert line in text, line
+    sk = split(144, 48, 66)
+    steps = sk.sk_tiles * sk.k_tiles
+    for t in range(sk.sk_tiles):
+        tk = t * sk.k_tiles
+        first = ((tk + 1) * sk.runs - 1) // steps
+        assert sk.run_start(first) <= tk < sk.run_start(first + 1) and sk.pieces_of_tile(t)[0][0] == first
