@@ -10,7 +10,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
 from tcgemm.engine.stream_k import FIXUP_STEPS, StreamK, split
-from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, TILE_EDGE, new_figure
+from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, TILE_EDGE, new_figure, text_color_on
 from tcgemm.table import Column, Table
 
 # SMs of an H100 SXM and of an H200 (NVIDIA's datasheets): 66 clusters of two.
@@ -82,9 +82,8 @@ def split_figure(sk: StreamK = TOY) -> Figure:
                 hue = GROUP_HUES[p.tile % len(GROUP_HUES)]
                 ax.broken_barh([(start, width)], (q - 0.42, 0.84), color=hue,
                                edgecolor=TILE_EDGE if split else "none", lw=1.2 if split else 0)
-                light = sum(to_rgb(hue)) > 1.5
                 ax.text(start + width / 2, q, str(p.tile), ha="center", va="center", fontsize=7,
-                        color="black" if light else "white")
+                        color=text_color_on(to_rgb(hue)))
                 start += width
         ax.set_ylim(sk.clusters - 0.5, -0.5)
         ax.set_yticks(range(sk.clusters))
