@@ -333,7 +333,7 @@ stream_k(const __grid_constant__ TensorMap map_a, const __grid_constant__ Tensor
                 const unsigned a = base + s * STAGE_BYTES + c * WG_ROWS * 128, b = base + s * STAGE_BYTES + A_TILE;
                 wgmma_fence();
 #pragma unroll
-                for (int k = 0; k < BK / 16; ++k)  // the tile's first wgmma overwrites D instead of adding
+                for (int k = 0; k < BK / 16; ++k)  // a piece's first wgmma overwrites D instead of adding
                     wgmma_m64nNk16_f32_ss<BN, A_MN, B_MN, BF16>(d, descriptor_sw128(a + A_STEP * k, A_LBO),
                                                                 descriptor_sw128(b + B_STEP * k, B_LBO), kt > p.k0 || k > 0);
                 wgmma_commit_group();
