@@ -3,7 +3,7 @@
     inputs      GPU           alpha, beta   kernel                                     C written as
     fp16/bf16   sm_90         1, 0          M > 128: Kernel 5.9 (wgmma), 5.11 with      out_dtype itself
                                             narrower tiles or 5.12 with the last
-                                            wave split along K (hopper_tiles);
+                                            wave split along K (tile_width, splits_k);
                                             M <= 128: Kernel 5.9 where its tiles
                                             fill the GPU (hopper_pays), else 4.7
     fp16/bf16   sm_90         other         Kernel 5.9 with an fp32 C, then an          out_dtype

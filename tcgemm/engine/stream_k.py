@@ -20,7 +20,8 @@ FIXUP_STEPS = 12
 SPLIT_GAIN = 0.9
 # Of the floats of one slot, per consumer warpgroup: 64 rows of the tile's width.
 WG_ROWS = 64
-SLOTS_PER_RUN = 2 * 2 * 2      # (its first piece, the piece that ends it) x cluster rank x consumer
+WARPGROUPS_PER_CLUSTER = 2 * 2   # cluster rank x consumer warpgroup
+SLOTS_PER_RUN = 2 * WARPGROUPS_PER_CLUSTER   # its first piece and the piece that ends it, per warpgroup
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class StreamK:
     @property
     def counters(self) -> int:
         """One per stream-K tile, block and consumer warpgroup."""
-        return self.sk_tiles * 4
+        return self.sk_tiles * WARPGROUPS_PER_CLUSTER
 
 
 def split(tiles: int, k_tiles: int, clusters: int) -> StreamK:

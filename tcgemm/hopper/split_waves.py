@@ -44,8 +44,7 @@ def predict(size: int, sms: int = HOPPER_SMS) -> SplitPrediction:
     split would not be taken)."""
     clusters, tiles, k_tiles = sms // 2, ceil(size / 256) ** 2, ceil(size / 64)
     sk = split(tiles, k_tiles, clusters)
-    longest = sk.longest_steps if sk.runs else ceil(tiles / clusters) * k_tiles
-    return SplitPrediction(size, tiles, k_tiles, ceil(tiles / clusters), longest, sk.sk_tiles, sk.runs)
+    return SplitPrediction(size, tiles, k_tiles, ceil(tiles / clusters), sk.longest_steps, sk.sk_tiles, sk.runs)
 
 
 def prediction_table(sizes, sms: int = HOPPER_SMS) -> Table:
@@ -78,10 +77,10 @@ def split_figure(sk: StreamK = TOY) -> Figure:
             start = 0
             for p in schedule.pieces(q):
                 width = p.k1 - p.k0
-                split = width < sk.k_tiles
+                partial = width < sk.k_tiles
                 hue = GROUP_HUES[p.tile % len(GROUP_HUES)]
                 ax.broken_barh([(start, width)], (q - 0.42, 0.84), color=hue,
-                               edgecolor=TILE_EDGE if split else "none", lw=1.2 if split else 0)
+                               edgecolor=TILE_EDGE if partial else "none", lw=1.2 if partial else 0)
                 ax.text(start + width / 2, q, str(p.tile), ha="center", va="center", fontsize=7,
                         color=text_color_on(to_rgb(hue)))
                 start += width
