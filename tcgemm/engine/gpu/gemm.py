@@ -276,14 +276,21 @@ class PreparedGemm:
         else:
             _gpu().cuda.get_current_stream().wait_event(self._ready)
 
-    def __call__(self) -> None:
+    def __call__(self, reduce: bool = True) -> None:
+        """Launch; a split K's partials added into C unless `reduce` is False (its caller adds up `partials`)."""
         if self._ready is not None:
             self._wait_for_set_up()
         for staged, operand in self._copies:
             staged[...] = operand
         self._launch()
-        if self._reduce is not None:
+        if self._reduce is not None and reduce:
             self._reduce[0](*self._reduce[1:])
+
+    @property
+    def partials(self):
+        """A split K's partial products, spec.splits of M x N each in order (reduce_splits adds them into
+        C); None without a split."""
+        return self._workspace
 
     def forget_output(self) -> None:
         """Hold C by its address only, so that its memory goes back to CuPy's pool once its user drops it:
@@ -298,14 +305,14 @@ class PreparedGemm:
         self.C = None
 
 
-    def repeat_launches(self) -> tuple | None:
+    def repeat_launches(self, reduce: bool = True) -> tuple | None:
         """The kernel's launch (and a split's reduce_splits) bound once (tcgemm.engine.gpu.launch.StructLaunch,
         each launched by .on(stream)), holding A, B and C by address only (by_address), for a call repeated on
         arrays at the same addresses on the same stream, after this one: None where an operand is staged."""
         if not self.by_address():
             return None
         launches = (bound(self._launch),)
-        if self._reduce is not None:
+        if self._reduce is not None and reduce:
             launches += (StructLaunch(*self._reduce),)
         return launches
 

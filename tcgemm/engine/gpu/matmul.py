@@ -232,7 +232,8 @@ def _configured(d: Dispatch, orders: tuple, M: int, N: int, K: int, device: int)
 def _with_epilogue(spec, A, B, out, alpha, beta, C, out_dtype: str, fresh: bool = False, reordered: bool = False):
     """A @ B into a buffer of the kernel's C (fp32; int32 for int8), then D = alpha * AB + beta * C rounded
     to out_dtype (int32: exact, wrapping around): (D, the two launches by address for a repeated call, or
-    None where a C is added, an operand was staged or reordered)."""
+    None where a C is added, an operand was staged or reordered). A split K's partials go straight to the
+    pass, which adds them up: two launches, not three."""
     cupy = checked_cupy()
     M, N = A.shape[0], B.shape[1]
     scalars = _scalars(out_dtype, alpha, beta)
@@ -246,10 +247,12 @@ def _with_epilogue(spec, A, B, out, alpha, beta, C, out_dtype: str, fresh: bool 
         _check_result("C", C, M, N, out_dtype)
     scratch = _scratch((M, N), cupy.cuda.get_current_stream().ptr, storage_dtype(spec.out_dtype))
     run = prepared(spec, A, B, scratch)
-    run()
-    epilogue = _epilogue_launch(out_dtype, scratch, C if beta != 0 else None, *scalars)
+    fused = run.partials is not None    # a split K: the pass adds the partials up, in reduce_splits' place
+    run(reduce=not fused)
+    epilogue = _epilogue_launch(out_dtype, run.partials if fused else scratch, C if beta != 0 else None, *scalars,
+                                splits=spec.splits if fused else 1)
     epilogue(out)
-    launches = run.repeat_launches() if C is None and not reordered else None
+    launches = run.repeat_launches(reduce=not fused) if C is None and not reordered else None
     if launches is not None:    # the pass bound too, D by address and the kernel's C held
         kernel, grid, block, args = epilogue(np.uint64(out.data.ptr), run=False)
         return out, launches + (StructLaunch(kernel, grid, block, args),)
@@ -317,10 +320,15 @@ _DECODE = {"float32": "c[i]", "float16": "__half2float(__ushort_as_half(c[i]))",
 _ENCODE = {"float32": "d[i] = v;", "float16": "d[i] = __half_as_ushort(__float2half_rn(v));",
            "bfloat16": "unsigned u = __float_as_uint(v); d[i] = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);"}
 # int32: in unsigned arithmetic, which wraps around mod 2^32 as tcgemm.engine.gpu.gemm.reference does.
-_INT32_BODY = "d[i] = (int)((unsigned)alpha * (unsigned)t[i]{});"
+_INT32_BODY = "d[i] = (int)((unsigned)alpha * (unsigned)s{});"
+# t holds `splits` partial products of n elements each (a split K's, which the pass adds up in order from
+# zero, as reduce_splits does), or the kernel's C (splits 1).
 _EPILOGUE = """#include <cuda_fp16.h>
-extern "C" __global__ void tcgemm_epilogue(const {t} *t, {d} *d, const {d} *c, long long n, {s} alpha, {s} beta) {{
+extern "C" __global__ void tcgemm_epilogue(const {t} *t, {d} *d, const {d} *c, long long n, {s} alpha, {s} beta,
+                                           int splits) {{
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{
+        {t} s = splits == 1 ? t[i] : ({t})0;
+        for (int z = splits == 1; z < splits; ++z) s += t[z * n + i];
         {body}
     }}
 }}
@@ -328,28 +336,34 @@ extern "C" __global__ void tcgemm_epilogue(const {t} *t, {d} *d, const {d} *c, l
 EPILOGUE_THREADS = 256
 
 
-@lru_cache(maxsize=None)
-def _epilogue_kernel(out_dtype: str, with_c: bool):
-    """The elementwise pass D = alpha * t + beta * C (C only `with_c`) for a D of out_dtype, compiled once."""
-    cupy = require_gpu()
+def epilogue_source(out_dtype: str, with_c: bool) -> str:
+    """The CUDA source of the elementwise pass D = alpha * t + beta * C (C only `with_c`) for a D of
+    out_dtype, t the kernel's C or a split K's partials (no GPU needed)."""
     if out_dtype == "int32":
         t, scalar, body = "int", "int", _INT32_BODY.format(" + (unsigned)beta * (unsigned)c[i]" if with_c else "")
     else:
         t, scalar = "float", "float"
-        body = f"float v = alpha * t[i]{' + beta * ' + _DECODE[out_dtype] if with_c else ''}; {_ENCODE[out_dtype]}"
-    source = _EPILOGUE.format(t=t, d=_STORED[out_dtype], s=scalar, body=body)
-    return cupy.RawKernel(source, "tcgemm_epilogue", options=("--std=c++17",))
+        body = f"float v = alpha * s{' + beta * ' + _DECODE[out_dtype] if with_c else ''}; {_ENCODE[out_dtype]}"
+    return _EPILOGUE.format(t=t, d=_STORED[out_dtype], s=scalar, body=body)
 
 
-def _epilogue_launch(out_dtype: str, t, C, alpha, beta):
-    """The epilogue pass over t (the kernel's C) into a D given at the call (an array or its address)."""
-    n = t.size
+@lru_cache(maxsize=None)
+def _epilogue_kernel(out_dtype: str, with_c: bool):
+    """epilogue_source's pass, compiled once."""
+    return require_gpu().RawKernel(epilogue_source(out_dtype, with_c), "tcgemm_epilogue", options=("--std=c++17",))
+
+
+def _epilogue_launch(out_dtype: str, t, C, alpha, beta, splits: int = 1):
+    """The epilogue pass over t (the kernel's C, or its `splits` partials) into a D given at the call (an
+    array or its address)."""
+    n = t.size // splits
     grid = (max(1, min(-(-n // EPILOGUE_THREADS), 8 * device_info().sm_count)),)
     kernel = _epilogue_kernel(out_dtype, C is not None)
 
     def launch(D, run: bool = True):
         """Launch the pass into D, or (run False) give its kernel, grid, block and arguments."""
-        parts = (kernel, grid, (EPILOGUE_THREADS,), (t, D, t if C is None else C, np.int64(n), alpha, beta))
+        parts = (kernel, grid, (EPILOGUE_THREADS,), (t, D, t if C is None else C, np.int64(n), alpha, beta,
+                                                     np.int32(splits)))
         return kernel(*parts[1:]) if run else parts
     return launch
 
