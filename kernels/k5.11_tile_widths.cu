@@ -1,10 +1,12 @@
-// Kernel 5.11: Kernel 5.9 with the width of its tile a choice, BN = 256, 128 or 64 columns of C per block
-// (wgmma m64nBNk16; the launcher compiles each width it runs). A 128 x 256 tile is the fastest where every
-// SM gets tiles, but a problem of few of them leaves SMs idle: 1024 x 1024 is 16 tile pairs for 66
+// Kernel 5.11: Kernel 5.9 with the width of its tile a choice, BN = 256, 192, 128 or 64 columns of C per
+// block (wgmma m64nBNk16; the launcher compiles each width it runs). A 128 x 256 tile is the fastest where
+// every SM gets tiles, but a problem of few of them leaves SMs idle: 1024 x 1024 is 16 tile pairs for 66
 // clusters, and M = 256 against N = 4096 the same. Halving the width doubles the tiles; each costs more
-// shared-memory reads per FLOP (the whole of A's 128 rows for half as many columns of B). B's tile is
-// still split between the cluster's two blocks and multicast, where each half is whole TMA boxes; an
-// MN-major B of 64 columns is one box, which rank 0 copies for both. Everything else is Kernel 5.9's.
+// shared-memory reads per FLOP (the whole of A's 128 rows for half as many columns of B). A width of 192
+// fills whole waves where 256 leaves a last one part-empty: 3072 x 3072 is 192 tile pairs, 2.9 waves of 66
+// clusters, against 2.2 at 256. B's tile is still split between the cluster's two blocks and multicast,
+// where each half is whole TMA boxes; an MN-major B of 64 or 192 columns is one or three boxes, which the
+// two blocks copy in turn. Everything else is Kernel 5.9's.
 #include "ptx.cuh"
 #include "wgmma.cuh"
 #include "trace.cuh"
@@ -39,9 +41,9 @@ static_assert(BK == 64, "a tile row is one row of the 128-byte swizzle");
 #endif
 
 #ifndef BN
-#define BN 256                                       // the tile's columns: 256, 128 or 64
+#define BN 256                                       // the tile's columns: 256, 192, 128 or 64
 #endif
-static_assert(BN == 256 || BN == 128 || BN == 64, "wgmma.cuh has m64n256, m64n128 and m64n64");
+static_assert(BN == 256 || BN == 192 || BN == 128 || BN == 64, "wgmma.cuh has m64n256, n192, n128 and n64");
 constexpr int BM = 128;                              // the tile's rows
 constexpr int A_TILE = BM * BK * 2, B_TILE = BN * BK * 2, STAGE_BYTES = A_TILE + B_TILE;
 constexpr int WG_ROWS = 64;                          // rows of the tile per warpgroup (wgmma's M)
@@ -165,8 +167,9 @@ tile_widths(const __grid_constant__ TensorMap map_a, const __grid_constant__ Ten
             for (int j = 0; j < BM / BOX_MN; ++j) tma_load_2d(dst + j * BOX_BYTES, &map_a, bar, m0 + j * BOX_MN, kt * BK);
         else
             tma_load_2d(dst, &map_a, bar, kt * BK, m0);
-        if (!B_HALVES) {                            // one box of an MN-major B: rank 0 copies it for both
-            if (rank == 0) tma_load_2d_multicast(dst + A_TILE, &map_b, bar, n0, kt * BK, 0b11);
+        if (!B_HALVES) {                            // an MN-major B of 64 or 192 columns: its boxes in turn
+            for (int j = rank; j < BN / BOX_MN; j += 2)
+                tma_load_2d_multicast(dst + A_TILE + j * BOX_BYTES, &map_b, bar, n0 + j * BOX_MN, kt * BK, 0b11);
             return;
         }
         const unsigned b = dst + A_TILE + rank * B_TILE / 2;

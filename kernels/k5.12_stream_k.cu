@@ -44,9 +44,9 @@ static_assert(BK == 64, "a tile row is one row of the 128-byte swizzle");
 #endif
 
 #ifndef BN
-#define BN 256                                       // the tile's columns: 256, 128 or 64
+#define BN 256                                       // the tile's columns: 256, 192, 128 or 64
 #endif
-static_assert(BN == 256 || BN == 128 || BN == 64, "wgmma.cuh has m64n256, m64n128 and m64n64");
+static_assert(BN == 256 || BN == 192 || BN == 128 || BN == 64, "wgmma.cuh has m64n256, n192, n128 and n64");
 constexpr int BM = 128;                              // the tile's rows
 constexpr int A_TILE = BM * BK * 2, B_TILE = BN * BK * 2, STAGE_BYTES = A_TILE + B_TILE;
 constexpr int WG_ROWS = 64;                          // rows of the tile per warpgroup (wgmma's M)
@@ -275,8 +275,9 @@ stream_k(const __grid_constant__ TensorMap map_a, const __grid_constant__ Tensor
             for (int j = 0; j < BM / BOX_MN; ++j) tma_load_2d(dst + j * BOX_BYTES, &map_a, bar, m0 + j * BOX_MN, kt * BK);
         else
             tma_load_2d(dst, &map_a, bar, kt * BK, m0);
-        if (!B_HALVES) {                            // one box of an MN-major B: rank 0 copies it for both
-            if (rank == 0) tma_load_2d_multicast(dst + A_TILE, &map_b, bar, n0, kt * BK, 0b11);
+        if (!B_HALVES) {                            // an MN-major B of 64 or 192 columns: its boxes in turn
+            for (int j = rank; j < BN / BOX_MN; j += 2)
+                tma_load_2d_multicast(dst + A_TILE + j * BOX_BYTES, &map_b, bar, n0 + j * BOX_MN, kt * BK, 0b11);
             return;
         }
         const unsigned b = dst + A_TILE + rank * B_TILE / 2;

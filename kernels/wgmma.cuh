@@ -73,28 +73,27 @@ __device__ __forceinline__ void wgmma_m64n16k16_f32_f16_ss(float (&d)[8], unsign
         : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B));
 }
 
-// The accumulators of an m64n64 (32 registers per thread) and an m64n128 wgmma (64), as WGMMA_D128_TEXT
-// and WGMMA_D128_OPERANDS below are for m64n256.
+// The asm operands that bind accumulators d[i] onwards, 8 or 32 of them, and all of an m64n64 to an
+// m64n256 wgmma's (%0 onwards).
+#define WGMMA_D8_AT(d, i) \
+    "+f"(d[(i) + 0]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]), "+f"(d[(i) + 5]), \
+    "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
+#define WGMMA_D32_AT(d, i) WGMMA_D8_AT(d, i), WGMMA_D8_AT(d, (i) + 8), WGMMA_D8_AT(d, (i) + 16), WGMMA_D8_AT(d, (i) + 24)
+#define WGMMA_D32_OPERANDS(d) WGMMA_D32_AT(d, 0)
+#define WGMMA_D64_OPERANDS(d) WGMMA_D32_AT(d, 0), WGMMA_D32_AT(d, 32)
+#define WGMMA_D96_OPERANDS(d) WGMMA_D32_AT(d, 0), WGMMA_D32_AT(d, 32), WGMMA_D32_AT(d, 64)
+#define WGMMA_D128_OPERANDS(d) WGMMA_D32_AT(d, 0), WGMMA_D32_AT(d, 32), WGMMA_D32_AT(d, 64), WGMMA_D32_AT(d, 96)
+
+// The accumulators' places in the text of an m64n64 (32 registers per thread), an m64n128 (64) and an
+// m64n192 wgmma (96), as WGMMA_D128_TEXT below is for m64n256.
 #define WGMMA_D32_TEXT \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define WGMMA_D32_OPERANDS(d) \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 #define WGMMA_D64_TEXT \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define WGMMA_D64_OPERANDS(d) \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define WGMMA_D96_TEXT \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
 
-// D (64 x N f32) (+)= A (64 x 16) @ B (16 x N) for N = 64 and 128, f16 or bf16 (AB_BF16), as
+// D (64 x N f32) (+)= A (64 x 16) @ B (16 x N) for N = 64, 128 and 192, f16 or bf16 (AB_BF16), as
 // wgmma_m64n256k16_f32_ss below: Kernel 5.11's narrower tiles.
 template <int TRANS_A = 0, int TRANS_B = 0, int AB_BF16 = 0>
 __device__ __forceinline__ void wgmma_m64n64k16_f32_ss(float (&d)[32], unsigned long long desc_a,
@@ -126,6 +125,21 @@ __device__ __forceinline__ void wgmma_m64n128k16_f32_ss(float (&d)[64], unsigned
                      : WGMMA_D64_OPERANDS(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
 }
 
+template <int TRANS_A = 0, int TRANS_B = 0, int AB_BF16 = 0>
+__device__ __forceinline__ void wgmma_m64n192k16_f32_ss(float (&d)[96], unsigned long long desc_a,
+                                                       unsigned long long desc_b, int accumulate) {
+    if constexpr (AB_BF16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {" WGMMA_D96_TEXT "}, %96, %97, p, 1, 1, "
+                     "%99, %100;\n}\n"
+                     : WGMMA_D96_OPERANDS(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {" WGMMA_D96_TEXT "}, %96, %97, p, 1, 1, "
+                     "%99, %100;\n}\n"
+                     : WGMMA_D96_OPERANDS(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+}
+
 // N = 128 in f16 (64 registers per thread): the wgmma probe's B spans two 128-byte swizzle atoms
 // along N when it is N-major, so that the leading byte offset matters; Kernel 5.8 issues two per k16 step.
 template <int TRANS_A = 0, int TRANS_B = 0>
@@ -137,26 +151,9 @@ __device__ __forceinline__ void wgmma_m64n128k16_f32_f16_ss(float (&d)[64], unsi
 // ---- for the GEMM kernels 5.1-5.5 ----
 
 // The 128 accumulators of an m64n256 wgmma (f32: 128 registers per thread): their place in the
-// instruction's text and the asm operands that bind them.
+// instruction's text (WGMMA_D128_OPERANDS above binds them).
 #define WGMMA_D128_TEXT \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-#define WGMMA_D128_OPERANDS(d) \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
 // D (64 x 256 f32) (+)= A (64 x 16) @ B (16 x 256), A and B f16 (or bf16 where AB_BF16 is 1) in shared
 // memory, read through their descriptors, K-major (or MN-major where TRANS_A / TRANS_B is 1); D is added
@@ -183,12 +180,13 @@ __device__ __forceinline__ void wgmma_m64n256k16_f32_f16_ss(float (&d)[128], uns
     wgmma_m64n256k16_f32_ss<TRANS_A, TRANS_B, 0>(d, desc_a, desc_b, accumulate);
 }
 
-// wgmma m64nNk16 for the tile widths N of Kernel 5.11: 64, 128 or 256 columns, d[N / 2] per thread.
+// wgmma m64nNk16 for the tile widths N of Kernel 5.11: 64, 128, 192 or 256 columns, d[N / 2] per thread.
 template <int N, int TRANS_A = 0, int TRANS_B = 0, int AB_BF16 = 0>
 __device__ __forceinline__ void wgmma_m64nNk16_f32_ss(float (&d)[N / 2], unsigned long long desc_a,
                                                       unsigned long long desc_b, int accumulate) {
-    static_assert(N == 64 || N == 128 || N == 256, "Kernel 5.11's tiles are 64, 128 or 256 wide");
+    static_assert(N == 64 || N == 128 || N == 192 || N == 256, "Kernel 5.11's tiles are 64, 128, 192 or 256 wide");
     if constexpr (N == 256) wgmma_m64n256k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
+    else if constexpr (N == 192) wgmma_m64n192k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
     else if constexpr (N == 128) wgmma_m64n128k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
     else wgmma_m64n64k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
 }

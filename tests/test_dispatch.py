@@ -2,7 +2,8 @@
 (tcgemm.engine.sweep), without a GPU."""
 import pytest
 
-from tcgemm.engine.dispatch import NARROWER_GAIN, WIDTH_RATE, dispatch, hopper_pays, output_dtype, splits_k, tile_width
+from tcgemm.engine.dispatch import (NARROWER_GAIN, WIDTH_RATE, dispatch, hopper_pays, output_dtype, stream_k_width,
+                                    tile_width)
 from tcgemm.engine.sweep import SHAPES, TYPES, SweepRow, geometric_mean, summary, sweep_figure, sweep_table
 from tcgemm.errors import OperandError
 
@@ -45,26 +46,31 @@ def test_hopper_runs_kernel_5_9_where_its_tiles_fill_the_gpu_and_4_7_elsewhere()
     assert not hopper_pays(132, 64, 256 * 40, 4096) and hopper_pays(132, 65, 256 * 40, 4096)
 
 
-# (M, N, K) -> the width the sweep on the H200 measured fastest of 256, 128 and 64 for Kernel 5.11
-# (fp16 in and out, % of cuBLAS): 1024³ 55/74/81%, 256×4096² 53/—/95%, 8192×520×8192 62/69/56%,
-# 4096³ 99/91/60%, 2048³ 97/95/70%, 256×14336×4096 102/93/68%.
-MEASURED_BEST = {(1024, 1024, 1024): 64, (256, 4096, 4096): 64, (8192, 520, 8192): 128, (4096, 4096, 4096): 256,
-                 (2048, 2048, 2048): 256, (256, 14336, 4096): 256}
+# (M, N, K) -> the width measured fastest of 256, 192, 128 and 64 for Kernel 5.11 on the H200 (fp16 in and
+# out, % of cuBLAS, graph-timed, best of 3 interleaved rounds; 256/192/128/64, — not run): 1024³ 52/61/—/80%,
+# 256×4096² 52/63/—/92%, 8192×520×8192 57/76/64/—, 3072³ 83/102/—/—, 3000³ 84/97/—/—, 4096³ 101/91/—/—,
+# 2048³ 96/73/—/—, 6144³ 101/97/—/—, 256×14336×4096 102/71/—/—; earlier sweeps put 128 under 256 at 4096³
+# (91/60% for 128/64) and 2048³ (95/70%).
+MEASURED_BEST = {(1024, 1024, 1024): 64, (256, 4096, 4096): 64, (8192, 520, 8192): 192, (3072, 3072, 3072): 192,
+                 (3000, 3000, 3000): 192, (4096, 4096, 4096): 256, (2048, 2048, 2048): 256, (6144, 6144, 6144): 256,
+                 (256, 14336, 4096): 256}
 
 
 def test_kernel_5_11_s_width_is_the_one_measured_fastest():
     for (M, N, K), width in MEASURED_BEST.items():
         d = dispatch("sm_90", 132, M, N, K)
         assert tile_width(132, M, N) == width, (M, N, K)
-        assert (d.key, d.tile_n) == (("k5.9", 256) if width == 256 else ("k5.11", width)), (M, N, K)
+        if d.key != "k5.12":
+            assert (d.key, d.tile_n) == (("k5.9", 256) if width == 256 else ("k5.11", width)), (M, N, K)
         assert f"tiles of 128 × {width} on 132 SMs" in d.why
 
 
-def test_a_narrower_tile_must_gain_enough_and_m_of_128_or_less_keeps_the_old_rule():
-    # 3072³: 128-wide tiles model 8% faster (5 waves of 141 against 3 of 256), under NARROWER_GAIN's margin
-    waves = {256: 3, 128: 5}
-    assert waves[128] * 128 / WIDTH_RATE[128] > NARROWER_GAIN * waves[256] * 256 / WIDTH_RATE[256]
-    assert tile_width(132, 3072, 3072) == 256 and dispatch("sm_90", 132, 3072, 3072, 3072).key == "k5.12"
+def test_another_width_must_gain_enough_and_m_of_128_or_less_keeps_the_old_rule():
+    # 4096³: 192-wide tiles fill 6 waves of 196 against 4 of 256, 128-wide 8 of 141: neither gains
+    waves = {256: 4, 192: 6, 128: 8}
+    for width in (192, 128):
+        assert waves[width] * width / WIDTH_RATE[width] > NARROWER_GAIN * waves[256] * 256 / WIDTH_RATE[256]
+    assert tile_width(132, 4096, 4096) == 256 and dispatch("sm_90", 132, 4096, 4096, 4096).key == "k5.9"
     # the widths are Kernel 5.11's builds, 256 first (the catalog's default)
     from tcgemm.engine.catalog import GEMM_KERNELS
     assert tuple(WIDTH_RATE) == tuple(w for w, _ in GEMM_KERNELS["k5.11"].tile_widths)
@@ -172,27 +178,28 @@ def test_the_sweep_has_the_shapes_and_types_the_issue_names():
     assert TYPES == (("float16", "float16"), ("bfloat16", "bfloat16"), ("float16", "float32"))
 
 
-# (M, N, K) -> whether Kernel 5.12's split measured faster than the best of 5.9 and 5.11 on the H200 (fp16 in
-# and out, % of cuBLAS, split / the best whole-tile width): 3000³ 84/78%, 3072³ 87/82%, 256×4096×14336 84/81%;
-# 8192×520×8192 67/70%, 6144³ 99/104%, 2048³ 71/95%, 4096×4096×512 77/100%, 256×4096² 70/93%,
-# 256×14336×4096 88/100%, 1000³ 53/75%, 512³ 51/77%.
-MEASURED_SPLIT = {(3000, 3000, 3000): True, (3072, 3072, 3072): True, (256, 4096, 14336): True,
-                  (8192, 520, 8192): False, (6144, 6144, 6144): False, (2048, 2048, 2048): False,
-                  (4096, 4096, 512): False, (256, 4096, 4096): False, (256, 14336, 4096): False,
-                  (1000, 1000, 1000): False, (512, 512, 512): False}
+# (M, N, K) -> the width at which Kernel 5.12's split measured faster than the best of 5.9 and 5.11 on the
+# H200, 0 where none did (fp16 in and out, µs, graph-timed, best of 3 interleaved rounds; split / whole
+# tiles, each at its best width): 256×4096×14336 61.4 (192) / 70.1 (64); 8192×520×8192 141.8 (192) /
+# 144.3 (192); 3072³ 90.1 / 87.6 (both 192), 3000³ 97.8 / 96.1 (both 192), 2048³ 29.8 / 28.9, 4096×4096×512
+# 34.1 / 32.9, 256×4096² 31.0 / 25.1 (64), 6144³ 720.0 / 691.5, 1000³ 16.1 / 14.1 (64), 512³ 11.5 / 8.6 (64).
+MEASURED_SPLIT = {(256, 4096, 14336): 192, (8192, 520, 8192): 192, (3072, 3072, 3072): 0, (3000, 3000, 3000): 0,
+                  (2048, 2048, 2048): 0, (4096, 4096, 512): 0, (256, 4096, 4096): 0, (6144, 6144, 6144): 0,
+                  (1000, 1000, 1000): 0, (512, 512, 512): 0}
 
 
 def test_kernel_5_12_runs_where_its_split_measured_faster():
-    for (M, N, K), faster in MEASURED_SPLIT.items():
+    for (M, N, K), width in MEASURED_SPLIT.items():
         d = dispatch("sm_90", 132, M, N, K)
-        assert splits_k(132, M, N, K) == faster and (d.key == "k5.12") == faster, (M, N, K, d.key)
-        if faster:
-            assert d.tile_n == 256 and "the last wave's split along K" in d.why
-    assert dispatch("sm_90", 132, 3000, 3000, 3000, scaled=True).key == "k5.12"    # into fp32, then the pass
-    assert not splits_k(132, 4096, 4096, 4096)      # whole waves but for 8 of 66 clusters: nothing to gain
+        assert stream_k_width(132, M, N, K) == width and (d.key == "k5.12") == bool(width), (M, N, K, d.key)
+        if width:
+            assert d.tile_n == width and "the last wave's split along K" in d.why
+    assert dispatch("sm_90", 132, 256, 4096, 14336, scaled=True).key == "k5.12"    # into fp32, then the pass
+    assert not stream_k_width(132, 4096, 4096, 4096)    # whole waves but for 8 of 66 clusters: nothing to gain
 
 
-def test_the_label_names_the_width_of_kernel_5_11_only():
+def test_the_label_names_the_width_of_kernels_5_11_and_5_12():
     assert dispatch("sm_90", 132, 1024, 1024, 1024).label == "k5.11/64"
-    assert dispatch("sm_90", 132, 3072, 3072, 3072).label == "k5.12"
+    assert dispatch("sm_90", 132, 3072, 3072, 3072).label == "k5.11/192"
+    assert dispatch("sm_90", 132, 256, 4096, 14336).label == "k5.12/192"
     assert dispatch("sm_90", 132, 4096, 4096, 4096).label == "k5.9"

@@ -1,6 +1,7 @@
-"""Kernel 5.11 (Kernel 5.9 with 256-, 128- or 64-wide tiles) and 5.12 (the same widths) without a GPU: each width's build as the
-catalog describes it (its -DBN, stages and shared memory within sm_90's), the map of a one-box MN-major
-B, and (NVRTC, sm_90a) the HGMMA of its width, TMA's multicast loads and stores, and no spills."""
+"""Kernel 5.11 (Kernel 5.9 with 256-, 192-, 128- or 64-wide tiles) and 5.12 (the same widths) without a GPU:
+each width's build as the catalog describes it (its -DBN, stages and shared memory within sm_90's), the
+map of an MN-major B, and (NVRTC, sm_90a) the HGMMA of its width, TMA's multicast loads and stores, and no
+spills."""
 import re
 
 import pytest
@@ -23,14 +24,14 @@ def test_each_width_compiles_with_its_bn_and_stages_within_sm_90_s_shared_memory
         assert ("BN", width) in spec.defines and ("N_STAGES", stages) in spec.defines
         assert spec.smem_bytes <= limit, (width, spec.smem_bytes, limit)
         assert spec.variant.startswith(f"128x{width}")
-    with pytest.raises(ValueError, match="has no tiles 96 wide; its widths are: 256, 128, 64"):
+    with pytest.raises(ValueError, match="has no tiles 96 wide; its widths are: 256, 192, 128, 64"):
         K511.with_tile_n(96)
     with pytest.raises(ValueError, match="Kernel 5.9: C in 16 bits has no tiles 128 wide; its widths are: 256 only"):
         GEMM_KERNELS["k5.9"].with_tile_n(128)
 
 
-def test_an_mn_major_b_of_one_box_is_copied_whole_and_a_wider_one_in_halves():
-    for width in (64, 128, 256):
+def test_an_mn_major_b_is_copied_in_boxes_and_a_k_major_one_in_halves():
+    for width in (64, 128, 192, 256):
         spec = configured("k5.11", "sm_90").with_tile_n(width).with_orders(*WMMA_CASES["A B"])   # B row-major
         b = operand_map(spec, "B", 1000, 512)
         assert (b.box_rows, b.box_cols) == (spec.tile_k, mn_box("float16"))
@@ -38,7 +39,7 @@ def test_an_mn_major_b_of_one_box_is_copied_whole_and_a_wider_one_in_halves():
         assert k_major.box_rows == width // 2          # each block of the cluster copies half of B's tile
 
 
-@pytest.mark.slow     # nine builds of Kernel 5.11, three of 5.12
+@pytest.mark.slow     # twelve builds of Kernel 5.11, four of 5.12
 @pytest.mark.parametrize("key, width, in_dtype, out_dtype",
                          [("k5.11", w, *types) for w, _ in TILE_WIDTHS for types in HOPPER_DTYPES[:3]] +
                          [("k5.12", w, *HOPPER_DTYPES[1]) for w, _ in TILE_WIDTHS])

@@ -2,8 +2,9 @@
 
     inputs      GPU           alpha, beta   kernel                                     C written as
     fp16/bf16   sm_90         1, 0          M > 128: Kernel 5.9 (wgmma), 5.11 with      out_dtype itself
-                                            narrower tiles or 5.12 with the last
-                                            wave split along K (tile_width, splits_k);
+                                            other tile widths or 5.12 with the last
+                                            wave split along K (tile_width,
+                                            stream_k_width);
                                             M <= 128: Kernel 5.9 where its tiles
                                             fill the GPU (hopper_pays), else 4.7
     fp16/bf16   sm_90         other         Kernel 5.9 with an fp32 C, then an          out_dtype
@@ -61,39 +62,47 @@ HOPPER_MIN_M = 64
 HOPPER_MAX_K_RATIO = 2
 
 
-# Kernel 5.11's tile widths for M > 128 (two tile rows fill a cluster): each width's rate at 4096³ as a share
-# of the 256-wide tile's, measured on an H200 (fp16 in and out, tcgemm.engine.gpu.sweep's GPU time: 91% at
-# 128, 60% at 64). A width runs in ceil(clusters / (SMs / 2)) waves of tiles that each take
-# width / WIDTH_RATE[width]; a narrower one is picked only where that is under NARROWER_GAIN of the
-# 256-wide tiles' time (at 3000³ the model's 8% gain measured a loss).
-WIDTH_RATE = {256: 1.0, 128: 0.91, 64: 0.60}
+# Kernel 5.11's tile widths for M > 128 (two tile rows fill a cluster): each width's rate as a share of the
+# 256-wide tile's, measured on an H200 (fp16 in and out, tcgemm.engine.gpu.sweep's GPU time): 91% at 128 and
+# 60% at 64 at 4096³; 98% at 192 at 8448 x 1536 x 4096, which both widths fill in whole waves (3 and 4). A
+# width runs in ceil(clusters / (SMs / 2)) waves of tiles that each take width / WIDTH_RATE[width]; another
+# width is picked only where that is under NARROWER_GAIN of the 256-wide tiles' time (at 3000³ the model's 8%
+# gain for 128 measured a loss).
+WIDTH_RATE = {256: 1.0, 192: 0.98, 128: 0.91, 64: 0.60}
 NARROWER_GAIN = 0.85
 WIDE_M = 128
+# The widths Kernel 5.12 runs at in tcgemm.matmul (narrower ones split measured slower everywhere).
+SPLIT_WIDTHS = (256, 192)
 
 
-def _wave_cost(sms: int, M: int, N: int, width: int) -> float:
+def wave_cost(sms: int, M: int, N: int, width: int) -> float:
+    """Kernel 5.11's time for M x N at `width` in the wave model, in units of a 256-wide tile's time per
+    column: its waves of tile pairs, each width / WIDTH_RATE[width]."""
     clusters = ceil(M / 256) * ceil(N / width)
     return ceil(clusters / (sms // 2)) * width / WIDTH_RATE[width]
 
 
 def tile_width(sms: int, M: int, N: int) -> int:
     """The tile width (columns of C) of Kernel 5.11 that the wave model above picks for M x N on an sm_90
-    GPU of `sms` SMs: 256 unless a narrower one fills the SMs enough better."""
-    best = min(WIDTH_RATE, key=lambda width: _wave_cost(sms, M, N, width))
-    return best if _wave_cost(sms, M, N, best) < NARROWER_GAIN * _wave_cost(sms, M, N, 256) else 256
+    GPU of `sms` SMs: 256 unless another fills the SMs enough better."""
+    best = min(WIDTH_RATE, key=lambda width: wave_cost(sms, M, N, width))
+    return best if wave_cost(sms, M, N, best) < NARROWER_GAIN * wave_cost(sms, M, N, 256) else 256
 
 
-def splits_k(sms: int, M: int, N: int, K: int) -> bool:
-    """Whether Kernel 5.12 (256-wide tiles, the last wave's split along K: tcgemm.engine.stream_k) beats
-    the tile width tile_width picks, in the same wave model: its longest run and fix-up, in 256-wide
-    waves, under stream_k.SPLIT_GAIN of the other's time (in the H200's measurements the split paid at
-    3000³, 3072³ and 256 x 4096 x 14336, and lost at 8192 x 520 x 8192 to 128-wide tiles)."""
+def stream_k_width(sms: int, M: int, N: int, K: int) -> int:
+    """The tile width at which Kernel 5.12 (the last wave's split along K: tcgemm.engine.stream_k) beats the
+    width tile_width picks, in the same wave model: its longest run and fix-up, in waves of that width,
+    under stream_k.SPLIT_GAIN of the other's time; the cheapest such of SPLIT_WIDTHS, or 0 where none is.
+    (In the H200's measurements the split paid at 256 x 4096 x 14336 and 8192 x 520 x 8192, both at 192,
+    and lost at 3000³ and 3072³ to 192-wide whole tiles.)"""
     k_tiles = ceil(K / 64)
-    sk = split(ceil(M / 256) * ceil(N / 256), k_tiles, sms // 2)
-    if not sk.runs:
-        return False
-    cost = (sk.longest_steps + FIXUP_STEPS) / k_tiles * 256
-    return cost < SPLIT_GAIN * _wave_cost(sms, M, N, tile_width(sms, M, N))
+    best, best_cost = 0, SPLIT_GAIN * wave_cost(sms, M, N, tile_width(sms, M, N))
+    for width in SPLIT_WIDTHS:
+        sk = split(ceil(M / 256) * ceil(N / width), k_tiles, sms // 2)
+        cost = (sk.longest_steps + FIXUP_STEPS) / k_tiles * width / WIDTH_RATE[width]
+        if sk.runs and cost < best_cost:
+            best, best_cost = width, cost
+    return best
 
 
 def hopper_pays(sms: int, M: int, N: int, K: int) -> bool:
@@ -112,13 +121,13 @@ class Dispatch:
     out_dtype: str            # the C the caller gets: the kernel's, or rounded from it in an epilogue pass
     why: str
     element: str = ""         # Kernel D1's build (a key of tcgemm.engine.catalog.ELEMENTS); "" for another kernel
-    tile_n: int = 0           # Kernel 5.11's tile width; 0 for another kernel
+    tile_n: int = 0           # Kernel 5.11's or 5.12's tile width; 0 for another kernel
 
     @property
     def label(self) -> str:
-        """The kernel as tables name it: its key, with the tile width where it runs narrower tiles
-        ('k5.11/64'; Kernel 5.12 always runs 5.9's 256-wide ones)."""
-        return f"{self.key}/{self.tile_n}" if self.key == "k5.11" else self.key
+        """The kernel as tables name it: its key, with the tile width for the kernels of several
+        ('k5.11/64', 'k5.12/192')."""
+        return f"{self.key}/{self.tile_n}" if self.key in ("k5.11", "k5.12") else self.key
 
     def __str__(self) -> str:
         """`why`, wrapped to the book's text column."""
@@ -154,8 +163,8 @@ def dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str = "float
         return _d1_only(arch, size, in_dtype, out, scaled, mma_orders)
     names = f"{DTYPE_NAMES[in_dtype]} in, {DTYPE_NAMES[out]} C"
     if arch == "sm_90":
-        split_k = M > WIDE_M and splits_k(sms, M, N, K)
-        width = tile_width(sms, M, N) if M > WIDE_M and not split_k else 256
+        split_k = stream_k_width(sms, M, N, K) if M > WIDE_M else 0
+        width = split_k or (tile_width(sms, M, N) if M > WIDE_M else 256)
         blocks = ceil(M / 128) * ceil(N / width)
         tiles = f"{blocks} tiles of 128 × {width} on {sms} SMs" + (", the last wave's split along K" if split_k else "")
         if M > WIDE_M or hopper_pays(sms, M, N, K) or (in_dtype == "bfloat16" and not mma_orders):

@@ -98,16 +98,16 @@ def operand_map(spec: GemmKernel, operand: str, mn: int, K: int, ld: int | None 
     (A column-major, B row-major): K rows of mn, boxes of tile_k rows by mn_box elements swizzled over
     128 bytes, so each 8 rows of a box are one canonical MN-major atom (tcgemm.canonical), and the
     kernel copies tile / mn_box of them. In a cluster (Kernel 5.5 on) each block copies 1/cluster of B's
-    tile and multicasts it to all, or where B's tile is one MN-major box (Kernel 5.11's 64 columns), one
-    block copies it for all."""
+    tile and multicasts it to all, or where that share is not whole MN-major boxes (Kernel 5.11's 64 and
+    192 columns), the blocks copy B's boxes in turn."""
     tile = spec.tile_m if operand == "A" else spec.tile_n // spec.cluster
     size = ITEMSIZE[spec.in_dtype]
     if not spec.mn_major(operand):
         row = spec.tile_k * size
         return TileMap(spec.in_dtype, mn, K, (K if ld is None else ld) * size, tile, spec.tile_k, row)
     box = mn_box(spec.in_dtype)
-    if operand == "B" and tile % box and spec.tile_n == box:    # one box, which one block copies for all
-        tile = box
+    if operand == "B" and tile % box:       # the blocks copy whole boxes of B's tile in turn
+        tile = spec.tile_n
     if tile % box:
         raise ValueError(f"{spec.title}: an MN-major tile of {tile} is not whole boxes of {box}")
     return TileMap(spec.in_dtype, K, mn, (mn if ld is None else ld) * size, spec.tile_k, box, SWIZZLE_ROW)

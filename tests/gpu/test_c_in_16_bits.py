@@ -26,7 +26,7 @@ def orders():
 
 
 # Kernels 5.11 and 5.12 at each width; "/256" is Kernel 5.9's tile.
-KEYS = ["k5.9", "k5.10", "k5.11/64", "k5.11/128", "k5.11/256", "k5.12/64", "k5.12/128", "k5.12/256"]
+KEYS = ["k5.9", "k5.10", *(f"{key}/{w}" for key in ("k5.11", "k5.12") for w in (64, 128, 192, 256))]
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -63,7 +63,7 @@ def test_the_cublas_baselines_of_the_same_types_pass_the_same_check(key):
     assert result.passed, f"{key}: {result}"
 
 
-@pytest.mark.parametrize("key", ["k5.9", "k5.10", "k5.11/64", "k5.11/128"])
+@pytest.mark.parametrize("key", ["k5.9", "k5.10", "k5.11/64", "k5.11/128", "k5.11/192"])
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
 @pytest.mark.parametrize("shape", [("129", "257", "75"), ("129", "264", "75")])
 def test_sanitizer_is_clean_on_the_bf16_build(orders, tool, shape, key):
@@ -76,7 +76,7 @@ def test_sanitizer_is_clean_on_the_bf16_build(orders, tool, shape, key):
 SPLITS = [(1000, 1003, 1007), (129, 257, 1000), (3000, 3000, 200), (4096, 4096, 256), (256, 16896, 128)]
 
 
-@pytest.mark.parametrize("width", [64, 128, 256])
+@pytest.mark.parametrize("width", [64, 128, 192, 256])
 def test_stream_k_gives_the_same_bits_in_every_run(orders, width):
     import cupy
 
@@ -94,7 +94,7 @@ def test_stream_k_gives_the_same_bits_in_every_run(orders, width):
         assert check_output(run.C, reference(A, B), accumulator="float32").passed, (width, M, N, K)
 
 
-@pytest.mark.parametrize("key", ["k5.12/64", "k5.12/256"])
+@pytest.mark.parametrize("key", ["k5.12/64", "k5.12/192", "k5.12/256"])
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
 def test_sanitizer_is_clean_on_stream_k_pieces(orders, tool, key):
     from tests.gpu.test_sanitizer import assert_clean

@@ -29,3 +29,8 @@ def test_each_pair_is_timed_against_the_cublas_of_its_types(c_types):
         ("Kernel 5.9", "bf16 -> bf16")]
     assert all(r["lowest"] - 0.05 <= r["% of cuBLAS"] <= r["highest"] + 0.05 for r in rows), table
     assert "cuBLAS (cublasGemmEx, fp16 C)" in str(table) and "bf16 in, bf16 C" in str(table)
+
+
+def test_a_width_of_kernel_5_11_is_timed_and_named_beside_the_others(c_types):
+    table = c_types.c_type_rounds(512, rounds=2, reps=5, runs=c_types.SPLIT_ROUNDS)
+    assert [r["Kernel"] for r in table.records()] == ["Kernel 5.9", "Kernel 5.11, 192 wide", "Kernel 5.12"], table

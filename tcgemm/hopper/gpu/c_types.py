@@ -21,16 +21,18 @@ KEY = "k5.9"
 SHAPES = ((129, 257, 75), (1000, 1000, 1007), (1, 4096, 4096))
 # Issue 31's target for this step: % of the speed of cuBLAS with the same types, by cube size.
 TARGETS = {4096: 103.0, 8192: 105.0}
-# The runs of c_type_rounds, each in its own rounds against its cuBLAS: (kernel key, (input, output)
-# types; None: the catalog's). Kernel 5.7 runs beside 5.9 with fp32 C, the same epilogue.
+# The runs of c_type_rounds, each in its own rounds against its cuBLAS: (kernel key, with "/width" for a
+# tile width of Kernel 5.11 or 5.12, (input, output) types; None: the catalog's). Kernel 5.7 runs beside
+# 5.9 with fp32 C, the same epilogue.
 ROUNDS = ((("k5.7", None), (KEY, ("float16", "float32"))),
           ((KEY, ("float16", "float16")),),
           ((KEY, ("bfloat16", "bfloat16")),))
 # Kernel 5.10 (stmatrix staging) beside 5.9, in the same rounds for each 16-bit C.
 STMATRIX_ROUNDS = (((KEY, ("float16", "float16")), ("k5.10", ("float16", "float16"))),
                    ((KEY, ("bfloat16", "bfloat16")), ("k5.10", ("bfloat16", "bfloat16"))))
-# Kernel 5.12 (the last wave split along K) beside 5.9, fp16 in and out.
-SPLIT_ROUNDS = (((KEY, ("float16", "float16")), ("k5.12", ("float16", "float16"))),)
+# Kernel 5.12 (the last wave split along K) beside 5.9 and 5.11's 192-wide tiles, fp16 in and out.
+SPLIT_ROUNDS = (((KEY, ("float16", "float16")), ("k5.11/192", ("float16", "float16")),
+                 ("k5.12", ("float16", "float16"))),)
 
 
 def types_label(in_dtype: str, out_dtype: str) -> str:
@@ -60,12 +62,15 @@ def c_type_rounds(size: int, rounds: int = 5, reps: int | None = None, log=None,
     STMATRIX_ROUNDS), each pair in its own interleaved rounds against cuBLAS with its types, in one table."""
     parts = []
     for run in runs:
-        specs = {}
+        specs, titles = {}, {}
         for key, types in run:
+            key, _, width = key.partition("/")
             spec = for_this_gpu(kernel_spec(key))
-            specs[key] = spec.with_dtypes(*types) if types else spec
+            spec = spec.with_dtypes(*types) if types else spec
+            specs[key] = spec.with_tile_n(int(width)) if width else spec
+            titles[key] = f"{spec.short_title}, {width} wide" if width else spec.short_title
         table = time_in_rounds(list(specs), size, size, size, rounds, reps, log=log, specs=specs)
-        parts.append((table, {runner(key, spec).name: (spec.short_title, types_label(spec.in_dtype, spec.out_dtype))
+        parts.append((table, {runner(key, spec).name: (titles[key], types_label(spec.in_dtype, spec.out_dtype))
                               for key, spec in specs.items()}))
     return merge_rounds(parts, f"{device_info().name}, C = A @ B at {size_label(size, size, size)}: "
                                f"{rounds} interleaved rounds per pair of types")
