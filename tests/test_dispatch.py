@@ -2,8 +2,8 @@
 (tcgemm.engine.sweep), without a GPU."""
 import pytest
 
-from tcgemm.engine.dispatch import (NARROWER_GAIN, WIDTH_RATE, dispatch, hopper_pays, output_dtype, stream_k_width,
-                                    tile_width)
+from tcgemm.engine.dispatch import (NARROWER_GAIN, TURNED_MIN_SHARE, WIDTH_RATE, dispatch, hopper_pays, output_dtype,
+                                    stream_k_width, tile_width, turned_round)
 from tcgemm.engine.sweep import SHAPES, TYPES, SweepRow, geometric_mean, summary, sweep_figure, sweep_table
 from tcgemm.errors import OperandError
 
@@ -76,7 +76,7 @@ def test_another_width_must_gain_enough_and_m_of_128_or_less_keeps_the_old_rule(
     assert tuple(WIDTH_RATE) == tuple(w for w, _ in GEMM_KERNELS["k5.11"].tile_widths)
     for M in (1, 64, 128):
         assert dispatch("sm_90", 132, M, 4096, 4096).key == "k4.7"
-    assert dispatch("sm_90", 132, 128, 14336, 4096).key == "k5.9"    # hopper_pays, as before
+    assert dispatch("sm_90", 132, 128, 14336, 4096, scaled=True).key == "k5.9"    # hopper_pays, as before
     assert dispatch("sm_90", 132, 129, 4096, 4096).key == "k5.11"    # two tile rows' worth: 5.11
 
 
@@ -203,3 +203,24 @@ def test_the_label_names_the_width_of_kernels_5_11_and_5_12():
     assert dispatch("sm_90", 132, 3072, 3072, 3072).label == "k5.11/192"
     assert dispatch("sm_90", 132, 256, 4096, 14336).label == "k5.12/192"
     assert dispatch("sm_90", 132, 4096, 4096, 4096).label == "k5.9"
+
+
+# (M, N, K) -> whether Kernel 5.13 on C^T = B^T A^T measured faster than the kernel the dispatch ran before, on
+# the H200 (fp16 in and out, % of cuBLAS, turned / before): 128×14336×4096 94/81% (5.9), 64×14336×4096 97/84%
+# (4.7); 16×14336×4096 88/89%, 128×4096² 65/79%, 64×4096² 72/80%, 128×4096×14336 83/84%, 64×4096×14336 88/96%.
+MEASURED_TURNED = {(128, 14336, 4096): True, (64, 14336, 4096): True, (16, 14336, 4096): False,
+                   (128, 4096, 4096): False, (64, 4096, 4096): False, (128, 4096, 14336): False,
+                   (64, 4096, 14336): False}
+
+
+def test_kernel_5_13_runs_the_product_turned_round_where_it_measured_faster():
+    for (M, N, K), faster in MEASURED_TURNED.items():
+        d = dispatch("sm_90", 132, M, N, K)
+        assert turned_round(132, M, N) == faster and (d.key == "k5.13") == faster, (M, N, K, d.key)
+        if faster:
+            assert d.tile_n == (64 if M <= 64 else 128) and d.label == f"k5.13/{d.tile_n}"
+            assert "C^T = B^T A^T" in d.why and (d.kernel_out, d.out_dtype) == ("float16", "float16")
+    # 56 tile pairs of N = 14336 against 66 clusters; 50 would still do, 49 would not
+    assert 56 >= TURNED_MIN_SHARE * 66 and turned_round(132, 128, 50 * 256) and not turned_round(132, 128, 49 * 256)
+    assert dispatch("sm_90", 132, 128, 14336, 4096, scaled=True).key != "k5.13"    # alpha and beta: not turned
+    assert dispatch("sm_89", 128, 128, 14336, 4096).key == "k4.7" and not turned_round(132, 129, 14336)

@@ -1,4 +1,4 @@
-"""Kernel 5.11 (Kernel 5.9 with 256-, 192-, 128- or 64-wide tiles) and 5.12 (the same widths) without a GPU:
+"""Kernel 5.11 (Kernel 5.9 with 256-, 192-, 128- or 64-wide tiles), 5.12 and 5.13 (the same widths) without a GPU:
 each width's build as the catalog describes it (its -DBN, stages and shared memory within sm_90's), the
 map of an MN-major B, and (NVRTC, sm_90a) the HGMMA of its width, TMA's multicast loads and stores, and no
 spills."""
@@ -39,10 +39,11 @@ def test_an_mn_major_b_is_copied_in_boxes_and_a_k_major_one_in_halves():
         assert k_major.box_rows == width // 2          # each block of the cluster copies half of B's tile
 
 
-@pytest.mark.slow     # twelve builds of Kernel 5.11, four of 5.12
+@pytest.mark.slow     # twelve builds of Kernel 5.11, four of 5.12, two of 5.13
 @pytest.mark.parametrize("key, width, in_dtype, out_dtype",
                          [("k5.11", w, *types) for w, _ in TILE_WIDTHS for types in HOPPER_DTYPES[:3]] +
-                         [("k5.12", w, *HOPPER_DTYPES[1]) for w, _ in TILE_WIDTHS])
+                         [("k5.12", w, *HOPPER_DTYPES[1]) for w, _ in TILE_WIDTHS] +
+                         [("k5.13", w, *HOPPER_DTYPES[0]) for w in (64, 128)])
 def test_each_width_compiles_to_its_hgmma_with_tma_and_no_spills(key, width, in_dtype, out_dtype):
     kit = find_toolkit(13)
     if kit is None or cuda_tool("cuobjdump") is None:
@@ -51,6 +52,6 @@ def test_each_width_compiles_to_its_hgmma_with_tma_and_no_spills(key, width, in_
         .with_tile_n(width)
     listing = cuobjdump_sass(compile_cubin(spec.source, build_target(spec.source, "sm_90"), spec.defines, kit))
     assert set(re.findall(r"HGMMA\.(\d+x\d+x\d+)", listing)) == {f"64x{width}x16"}
-    for claim in ("UTMALDG.2D.MULTICAST", "UTMASTG.2D"):
-        assert claim in listing, claim
+    assert "UTMALDG.2D.MULTICAST" in listing
+    assert ("UTMASTG.2D" in listing) == (key != "k5.13")      # Kernel 5.13's threads store its column-major C
     assert not re.search(r"\b(LDL|STL)\b", listing)

@@ -158,6 +158,17 @@ def test_output_must_be_row_major_and_contiguous():
         check_gemm_operands(K10, A, B, np.empty((64, 192), np.float32)[:, ::2])
 
 
+def test_kernel_5_13_writes_c_column_major_and_refuses_a_row_major_one():
+    k513 = GEMM_KERNELS["k5.13"]
+    A = np.ones((64, 48), np.float16)
+    B = np.ones((48, 96), np.float16)           # row-major: one of the orders it compiles for
+    spec = k513.with_orders("C", "C")
+    assert k513.c_order == "F" and all(GEMM_KERNELS[k].c_order == "C" for k in GEMM_KERNELS if k != "k5.13")
+    assert check_gemm_operands(spec, A, B, np.empty((96, 64), np.float16).T) == (64, 96, 48)
+    with pytest.raises(OperandError, match=r"C is row-major.*writes it column-major.*cupy.empty\(\(96, 64\), dtype='float16'\).T"):
+        check_gemm_operands(spec, A, B, np.empty((64, 96), np.float16))
+
+
 def test_output_overlapping_an_input_is_refused():
     memory = np.zeros(16384, np.uint8)
     A = memory[:6144].view(np.float16).reshape(64, 48)                  # bytes [0, 6144)

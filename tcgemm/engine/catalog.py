@@ -110,6 +110,10 @@ HOPPER_KERNELS = (
                out_dtype="float16", dtypes=HOPPER_DTYPES, tile_widths=TILE_WIDTHS,
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB", "ATOMG.E.ADD.STRONG.GPU"),
                **dict(_TMA_STORE, signature=Signature.STREAM_K, switches=TILE_SWITCHES + (FIXUP_SWITCH,))),
+    GemmKernel(key="k5.13", title="Kernel 5.13: C column-major", entry="c_column_major", either_order=True,
+               out_dtype="float16", dtypes=HOPPER_DTYPES, tile_widths=TILE_WIDTHS, c_order="F",
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "F2FP.F16.F32.PACK_AB"),
+               **dict(_CLUSTERS, switches=TILE_SWITCHES)),
 )
 # What Kernel 5.7's HGMMA reads transposed (MN-major, wgmma's imm-trans) in each order case, as cuobjdump
 # prints it: a suffix of the descriptor operand, e.g. "HGMMA.64x256x16.F32 R24, gdesc[UR16].tnspB, ...".

@@ -5,6 +5,8 @@
                                             other tile widths or 5.12 with the last
                                             wave split along K (tile_width,
                                             stream_k_width);
+                                            M of 64-128 against a long N: Kernel
+                                            5.13 on C^T = B^T A^T (turned_round);
                                             M <= 128: Kernel 5.9 where its tiles
                                             fill the GPU (hopper_pays), else 4.7
     fp16/bf16   sm_90         other         Kernel 5.9 with an fp32 C, then an          out_dtype
@@ -105,6 +107,20 @@ def stream_k_width(sms: int, M: int, N: int, K: int) -> int:
     return best
 
 
+# Kernel 5.13 (C column-major) runs A @ B turned round, C^T = B^T A^T, for M of TURNED_MIN_M to WIDE_M where
+# N's 256-row tile pairs give TURNED_MIN_SHARE of the clusters or more: measured on an H200 (fp16 in and out,
+# % of cuBLAS, against the kernel the dispatch ran before), 128 x 14336 x 4096 94% (Kernel 5.9: 81%) and
+# 64 x 14336 x 4096 97% (Kernel 4.7: 84%); it lost with N = 4096 (16 clusters: 65-88% against 79-96%) and
+# at M = 16 (88% against 89%).
+TURNED_MIN_M = 64
+TURNED_MIN_SHARE = 0.75
+
+
+def turned_round(sms: int, M: int, N: int) -> bool:
+    """Whether tcgemm.matmul runs M x N as Kernel 5.13's C^T = B^T A^T on an sm_90 GPU of `sms` SMs."""
+    return TURNED_MIN_M <= M <= WIDE_M and ceil(N / 256) >= TURNED_MIN_SHARE * (sms // 2)
+
+
 def hopper_pays(sms: int, M: int, N: int, K: int) -> bool:
     """Whether Kernel 5.9 (128 x 256 tiles, one block per tile) is the faster choice for M x N x K on an
     sm_90 GPU of `sms` SMs (see the constants above)."""
@@ -121,13 +137,13 @@ class Dispatch:
     out_dtype: str            # the C the caller gets: the kernel's, or rounded from it in an epilogue pass
     why: str
     element: str = ""         # Kernel D1's build (a key of tcgemm.engine.catalog.ELEMENTS); "" for another kernel
-    tile_n: int = 0           # Kernel 5.11's or 5.12's tile width; 0 for another kernel
+    tile_n: int = 0           # Kernel 5.11's, 5.12's or 5.13's tile width; 0 for another kernel
 
     @property
     def label(self) -> str:
         """The kernel as tables name it: its key, with the tile width for the kernels of several
-        ('k5.11/64', 'k5.12/192')."""
-        return f"{self.key}/{self.tile_n}" if self.key in ("k5.11", "k5.12") else self.key
+        ('k5.11/64', 'k5.12/192', 'k5.13/128')."""
+        return f"{self.key}/{self.tile_n}" if self.key in ("k5.11", "k5.12", "k5.13") else self.key
 
     def __str__(self) -> str:
         """`why`, wrapped to the book's text column."""
@@ -162,6 +178,12 @@ def dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str = "float
     if in_dtype in D1_ONLY:
         return _d1_only(arch, size, in_dtype, out, scaled, mma_orders)
     names = f"{DTYPE_NAMES[in_dtype]} in, {DTYPE_NAMES[out]} C"
+    if arch == "sm_90" and not scaled and turned_round(sms, M, N):
+        width = 64 if M <= 64 else 128
+        return Dispatch("k5.13", in_dtype, out, out,
+                        f"{size} {names}: Kernel 5.13 (wgmma) on the product turned round, C^T = B^T A^T: "
+                        f"{2 * ceil(N / 256)} tiles of 128 × {width} on {sms} SMs, C^T written column-major",
+                        tile_n=width)
     if arch == "sm_90":
         split_k = stream_k_width(sms, M, N, K) if M > WIDE_M else 0
         width = split_k or (tile_width(sms, M, N) if M > WIDE_M else 256)

@@ -162,6 +162,7 @@ class GemmKernel:
     either_order: bool = False   # A and B in either memory order, compiled in (-DA_COL_MAJOR -DB_COL_MAJOR)
     orders: tuple[str, ...] = () # the memory orders (A, B) of this variant ('C' row-, 'F' column-major);
                                  # () for OPERAND_ORDERS'
+    c_order: str = "C"           # the memory order it writes C in: 'C' row-major, 'F' column-major (Kernel 5.13)
     tile_widths: tuple[tuple[int, int], ...] = ()   # (tile_n, stages) it compiles for (-DBN: Kernel 5.11),
                                                     # the first by default; () for a tile fixed in its source
     switch_blocks: tuple[tuple[str, tuple[int, int, int]], ...] = ()   # (switch, block it launches with)

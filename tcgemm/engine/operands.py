@@ -109,8 +109,8 @@ def _check_start(kernel: GemmKernel | WmmaKernel, name: str, x) -> None:
 
 def _check_output(kernel: GemmKernel | WmmaKernel, C, M: int, N: int, A, B, name: str = "C",
                   verb: str = "writes") -> None:
-    """C is a row-major (M, N) array of the kernel's output dtype, in memory of its own (and aligned,
-    for a kernel that says so: kernel.aligned_c)."""
+    """C is an (M, N) array of the kernel's output dtype in the order it writes (row-major; column-major
+    for Kernel 5.13), in memory of its own (and aligned, for a kernel that says so: kernel.aligned_c)."""
     for attr in ("dtype", "shape", "flags", "strides", "nbytes"):
         if not hasattr(C, attr):
             raise OperandError(f"{name} must be a 2-D cupy.ndarray, got {type(C).__name__}")
@@ -121,7 +121,11 @@ def _check_output(kernel: GemmKernel | WmmaKernel, C, M: int, N: int, A, B, name
         held = f" (as its bit patterns, {stored})" if stored != kernel.out_dtype else ""
         raise OperandError(f"{name} has dtype {C.dtype}; {kernel.typed_title} {verb} {kernel.out_dtype}{held}: "
                            f"allocate {name} with cupy.empty(({M}, {N}), dtype='{stored}')")
-    if not C.flags.c_contiguous:
+    if getattr(kernel, "c_order", "C") == "F":
+        if not C.flags.f_contiguous:
+            raise OperandError(f"{name} is {describe_layout(C)}; {kernel.title} {verb} it column-major (F-contiguous): "
+                               f"allocate {name} with cupy.empty(({N}, {M}), dtype='{kernel.out_dtype}').T")
+    elif not C.flags.c_contiguous:
         raise OperandError(f"{name} is {describe_layout(C)}; {kernel.title} {verb} it row-major (C-contiguous): "
                            f"allocate {name} with cupy.empty(({M}, {N}), dtype='{kernel.out_dtype}')")
     if kernel.aligned_c:

@@ -1,5 +1,5 @@
-"""Kernels 5.9 (C in 16 bits), 5.10 (staged by stmatrix), 5.11 and 5.12 (each tile width) on the GPU: every
-(input, output) type build in every memory-order case, at odd shapes (C stored by TMA where its rows are
+"""Kernels 5.9 (C in 16 bits), 5.10 (staged by stmatrix), 5.11 and 5.12 (each tile width) and 5.13 (C
+column-major) on the GPU: every (input, output) type build in every memory-order case, at odd shapes (C stored by TMA where its rows are
 16-byte aligned, by the threads elsewhere; several waves of tiles) and on views that are not 16-byte
 aligned, against the fp32 product with the 16-bit C's last rounding; Kernel 5.12's result the same in every
 run; the cuBLAS baselines of the same types under the same check; compute-sanitizer on the bf16 build."""
@@ -26,7 +26,8 @@ def orders():
 
 
 # Kernels 5.11 and 5.12 at each width; "/256" is Kernel 5.9's tile.
-KEYS = ["k5.9", "k5.10", *(f"{key}/{w}" for key in ("k5.11", "k5.12") for w in (64, 128, 192, 256))]
+KEYS = ["k5.9", "k5.10", *(f"{key}/{w}" for key in ("k5.11", "k5.12") for w in (64, 128, 192, 256)), "k5.13/64",
+        "k5.13/128"]
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -63,7 +64,7 @@ def test_the_cublas_baselines_of_the_same_types_pass_the_same_check(key):
     assert result.passed, f"{key}: {result}"
 
 
-@pytest.mark.parametrize("key", ["k5.9", "k5.10", "k5.11/64", "k5.11/128", "k5.11/192"])
+@pytest.mark.parametrize("key", ["k5.9", "k5.10", "k5.11/64", "k5.11/128", "k5.11/192", "k5.13/64"])
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
 @pytest.mark.parametrize("shape", [("129", "257", "75"), ("129", "264", "75")])
 def test_sanitizer_is_clean_on_the_bf16_build(orders, tool, shape, key):

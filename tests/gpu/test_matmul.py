@@ -124,6 +124,31 @@ def test_row_major_cupy_arrays_and_transposed_views():
     assert float(cupy.abs(Dt - ref.T).max()) < 1e-2
 
 
+def test_a_short_m_against_a_long_n_runs_kernel_5_13_on_the_product_turned_round():
+    """M of 64 to 128 against N of 49 tile pairs or more: C^T = B^T A^T, written column-major into D, in
+    every memory-order case, both output types, into a new D and into out=; alpha and beta are refused."""
+    import cupy
+    import tcgemm
+    from tcgemm.engine.gpu.gemm import check_output, reference
+    from tcgemm.engine.gpu.matmul import case_operands, chosen
+    M, N, K = 100, 12801, 200
+    assert chosen(M, N, K).label == "k5.13/128" and chosen(64, N, K).label == "k5.13/64"
+    assert chosen(M, N, K, out_dtype="float32").label == "k5.13/128" and chosen(M, N, K, scaled=True).key != "k5.13"
+    for case in CASES:
+        A, B, _ = case_operands(case, M, N, K)
+        ref = reference(A, B)
+        for out_dtype in ("float16", "float32"):
+            D = tcgemm.matmul(A, B, out_dtype=out_dtype)
+            assert D.flags.c_contiguous and D.dtype == out_dtype and D.shape == (M, N)
+            assert check_output(D, ref, accumulator="float32").passed, (case, out_dtype)
+        out = cupy.full((M, N), np.nan, dtype=np.float16)
+        assert tcgemm.matmul(A, B, out=out) is out and check_output(out, ref, accumulator="float32").passed, case
+    with pytest.raises(OperandError, match="Kernel 5.13.*turned round and takes no alpha, beta or C"):
+        tcgemm.matmul(A, B, alpha=2, kernel="k5.13")
+    with pytest.raises(OperandError, match=r"out has shape|out .*\(100, 12801\)"):
+        tcgemm.matmul(A, B, out=cupy.empty((N, M), np.float16))
+
+
 def test_out_may_be_c_in_place():
     import cupy
     import tcgemm
@@ -338,7 +363,7 @@ def test_runs_on_the_current_stream_and_in_a_cuda_graph():
     assert float(cupy.abs(out.astype(np.float32) - ref).max()) < 1e-2
 
 
-@pytest.mark.parametrize("shape", [(1024, 1024, 1024), (512, 512, 512), (96, 4096, 4096)])
+@pytest.mark.parametrize("shape", [(1024, 1024, 1024), (512, 512, 512), (96, 4096, 4096), (100, 12801, 200)])
 def test_a_new_d_per_call_is_right_whether_the_last_one_is_kept_or_dropped(shape):
     """tcgemm.matmul allocates D and holds it by address only (PreparedGemm.forget_output): a D the caller
     keeps is never written again, and a D that lands where a dropped one was is written in full."""
@@ -361,8 +386,8 @@ def test_a_new_d_per_call_is_right_whether_the_last_one_is_kept_or_dropped(shape
 
 
 # A shape per path of a repeated call: Kernel 5.11 (64-wide tiles) and 5.9 writing a 16-bit D themselves;
-# Kernel 4.7 into fp32, then the epilogue pass.
-REPEATED = [(1024, 1024, 1024), (2048, 2048, 512), (64, 4096, 4096)]
+# Kernel 4.7 into fp32, then the epilogue pass; Kernel 5.13 on the product turned round.
+REPEATED = [(1024, 1024, 1024), (2048, 2048, 512), (64, 4096, 4096), (128, 12801, 512)]
 
 
 @pytest.mark.parametrize("shape", REPEATED)

@@ -20,7 +20,7 @@ from tcgemm.engine.operands import check_gemm_shape
 from tcgemm.engine.gpu import cublas
 from tcgemm.engine.gpu.compile import current_arch
 from tcgemm.engine.gpu.device import device_info, require_gpu
-from tcgemm.engine.gpu.gemm import (check_output, for_this_gpu, run_kernel, kernel_function, kernel_spec, poisoned, prepare,
+from tcgemm.engine.gpu.gemm import (check_output, for_this_gpu, run_kernel, kernel_function, kernel_spec, poisoned, poisoned_output, prepare,
                               random_operands, reference)
 from tcgemm.engine.gpu.timing import time_launches
 
@@ -52,7 +52,7 @@ class Runner:
         return group_key(self.in_dtype, self.out_dtype)
 
     def new_output(self, M: int, N: int):
-        return poisoned((M, N), self.out_dtype)
+        return poisoned((M, N), self.out_dtype) if self.spec is None else poisoned_output(self.spec, M, N)
 
 
 def accumulation_errors(Ks=(256, 1024, 4096, 16384), M: int = 256, N: int = 256) -> Table:

@@ -357,7 +357,7 @@ def prepare(spec: GemmKernel | WmmaKernel, A, B, C=None, *, alpha=1, beta=0, add
         spec = plan_kernel(spec, M, N, K, gpu_shape(), current_arch())
         check_gemm_shape(spec, M, N, K)     # the split's partials must fit 32-bit indices too
     if C is None:
-        C = poisoned((M, N), spec.out_dtype)
+        C = poisoned_output(spec, M, N)
     check_addend(spec, addend, C, M, N, alpha, beta, A, B)
     if addend is not None:
         check_device("C", addend, cupy.cuda.runtime.getDevice())
@@ -455,6 +455,13 @@ def case_operands(case: str, M: int, N: int, K: int, dtype: str = "float16", off
     if case not in WMMA_CASES:
         raise ValueError(f"unknown case {case!r}; the cases are: {', '.join(WMMA_CASES)}")
     return random_operands(M, N, K, seed, dtype, WMMA_CASES[case], offset=offset, addend=True)
+
+
+def poisoned_output(spec: GemmKernel | WmmaKernel, M: int, N: int):
+    """A poisoned (M, N) C in the order `spec` writes it: row-major, or a column-major view (Kernel 5.13)."""
+    if getattr(spec, "c_order", "C") == "F":
+        return poisoned((N, M), spec.out_dtype).T
+    return poisoned((M, N), spec.out_dtype)
 
 
 def poisoned(shape, dtype):

@@ -192,14 +192,21 @@ def _call(A, B, out, alpha, beta, C, in_dtype: str, out_dtype: str, kernel: str 
     reordered = d.element and orders != MMA_ORDERS
     if reordered:       # Kernel D1 reads A row-major and B column-major only
         A, B, orders = *_in_mma_orders(A, B, orders), MMA_ORDERS
-    spec = _configured(d, orders if kernel_spec(d.key).either_order else (), M, N, K, cupy.cuda.runtime.getDevice())
+    turned = kernel_spec(d.key).c_order == "F"     # Kernel 5.13: C^T = B^T A^T, C^T column-major being C
+    if turned:
+        if scaled or C is not None:
+            raise OperandError(f"{kernel_spec(d.key).title} computes A @ B turned round and takes no alpha, beta "
+                               "or C: leave kernel= to tcgemm.matmul's choice for D = alpha A B + beta C")
+        orders = tuple("F" if o == "C" else "C" for o in reversed(orders))     # of B.T and A.T
+    spec = _configured(d, orders if kernel_spec(d.key).either_order else (), *((N, M) if turned else (M, N)), K,
+                       cupy.cuda.runtime.getDevice())
     if d.kernel_out != d.out_dtype or (scaled and not spec.signature.scaled):
         return _with_epilogue(spec, A, B, out, alpha, beta, C, d.out_dtype, fresh, reordered)
-    if out is not None and d.element:       # Kernel D1's own checks would call it C
+    if out is not None and (d.element or turned):       # the kernel's own checks would call it C, or C^T
         _check_result("out", out, M, N, d.out_dtype)
     if out is None:
         out, fresh = cupy.empty((M, N), dtype=storage_dtype(d.out_dtype)), True
-    run = prepared(spec, A, B, out, alpha=alpha, beta=beta, addend=C)
+    run = prepared(spec, B.T, A.T, out.T) if turned else prepared(spec, A, B, out, alpha=alpha, beta=beta, addend=C)
     run()
     # Held by address only: a D allocated here goes back to the pool when its caller drops it, and the
     # next call's D lands where this one's did.
