@@ -304,30 +304,22 @@ class PreparedGemm:
             self._reduce = self._reduce[:3] + (_addresses(self._reduce[3], self.C),)
         self.C = None
 
-
     def repeat_launches(self, reduce: bool = True) -> tuple | None:
         """The kernel's launch (and a split's reduce_splits) bound once (tcgemm.engine.gpu.launch.StructLaunch,
-        each launched by .on(stream)), holding A, B and C by address only (by_address), for a call repeated on
-        arrays at the same addresses on the same stream, after this one: None where an operand is staged."""
-        if not self.by_address():
-            return None
-        launches = (bound(self._launch),)
-        if self._reduce is not None and reduce:
-            launches += (StructLaunch(*self._reduce),)
-        return launches
-
-    def by_address(self) -> bool:
-        """Hold A, B and C by their addresses only (forget_output for all three), so that the launch can
-        be kept for later calls on arrays at the same addresses, of the same shapes, strides and dtypes,
-        without keeping the caller's arrays alive (tcgemm.matmul's repeated calls). False, and nothing
-        changed, where an operand is staged: each call copies it from the array itself."""
+        each launched by .on(stream)), for a call repeated on arrays at the same addresses, of the same
+        shapes, strides and dtypes, on the same stream, after this one. From here on this launch holds A, B
+        and C by their addresses only (forget_output for all three), so it keeps none of the caller's arrays
+        alive. None, and nothing changed, where an operand is staged: each call copies it from the array."""
         if self.staged:
-            return False
+            return None
         self.forget_output()
         for x in (self.A, self.B):
             self._launch = _by_address(self._launch, x)
         self.A = self.B = None
-        return True
+        launches = (bound(self._launch),)
+        if self._reduce is not None and reduce:
+            launches += (StructLaunch(*self._reduce),)
+        return launches
 
 
 def _addresses(args: tuple, x) -> tuple:

@@ -90,7 +90,7 @@ def matmul(A, B, *, out=None, alpha=1, beta=0, C=None, kernel: str | None = None
 
 class _Repeat:
     """A call's launches (StructLaunch, bound once), holding the caller's arrays by address
-    (PreparedGemm.by_address), for the next call with arrays at the same addresses, shapes, strides and
+    (PreparedGemm.repeat_launches), for the next call with arrays at the same addresses, shapes, strides and
     dtypes on the same stream (_repeat_key, whose last item is the stream): that call allocates D as the
     first did and launches, nothing else, where D lands at an address a call of this kind has written
     before (the memory pool hands back the blocks of the Ds its caller dropped: up to ADDRESSES of them
@@ -256,13 +256,13 @@ def _with_epilogue(spec, A, B, out, alpha, beta, C, out_dtype: str, fresh: bool 
     run = prepared(spec, A, B, scratch)
     fused = run.partials is not None    # a split K: the pass adds the partials up, in reduce_splits' place
     run(reduce=not fused)
-    epilogue = _epilogue_launch(out_dtype, run.partials if fused else scratch, C if beta != 0 else None, *scalars,
-                                splits=spec.splits if fused else 1)
-    epilogue(out)
+    epilogue = _epilogue_pass(out_dtype, run.partials if fused else scratch, C if beta != 0 else None, *scalars,
+                              splits=spec.splits if fused else 1)
+    kernel, grid, block, args = epilogue(out)
+    kernel(grid, block, args)
     launches = run.repeat_launches(reduce=not fused) if C is None and not reordered else None
     if launches is not None:    # the pass bound too, D by address and the kernel's C held
-        kernel, grid, block, args = epilogue(np.uint64(out.data.ptr), run=False)
-        return out, launches + (StructLaunch(kernel, grid, block, args),)
+        return out, launches + (StructLaunch(*epilogue(np.uint64(out.data.ptr))),)
     return out, None
 
 
@@ -360,19 +360,17 @@ def _epilogue_kernel(out_dtype: str, with_c: bool):
     return require_gpu().RawKernel(epilogue_source(out_dtype, with_c), "tcgemm_epilogue", options=("--std=c++17",))
 
 
-def _epilogue_launch(out_dtype: str, t, C, alpha, beta, splits: int = 1):
-    """The epilogue pass over t (the kernel's C, or its `splits` partials) into a D given at the call (an
-    array or its address)."""
+def _epilogue_pass(out_dtype: str, t, C, alpha, beta, splits: int = 1):
+    """The epilogue pass over t (the kernel's C, or its `splits` partials), as a function of the D it
+    writes (an array or its address) giving its kernel, grid, block and arguments."""
     n = t.size // splits
     grid = (max(1, min(-(-n // EPILOGUE_THREADS), 8 * device_info().sm_count)),)
     kernel = _epilogue_kernel(out_dtype, C is not None)
 
-    def launch(D, run: bool = True):
-        """Launch the pass into D, or (run False) give its kernel, grid, block and arguments."""
-        parts = (kernel, grid, (EPILOGUE_THREADS,), (t, D, t if C is None else C, np.int64(n), alpha, beta,
-                                                     np.int32(splits)))
-        return kernel(*parts[1:]) if run else parts
-    return launch
+    def parts(D) -> tuple:
+        return kernel, grid, (EPILOGUE_THREADS,), (t, D, t if C is None else C, np.int64(n), alpha, beta,
+                                                   np.int32(splits))
+    return parts
 
 
 def _padded(x, rows: int, cols: int, order: str):

@@ -35,15 +35,21 @@ def _bf16_tensor(torch, x):
     return torch.from_dlpack(x.view(np.int16)).view(torch.bfloat16)
 
 
-def _wall_us(fn: Callable[[], object], n: int) -> float:
+def _per_call_us(fn: Callable[[], object], n: int, host_only: bool = False, warmup: int = 1) -> float:
+    """µs per call of n calls issued back to back (after `warmup` calls): until the GPU has done them all
+    (a whole call), or, `host_only`, until the host has issued the last (the GPU keeping up)."""
     cupy = require_gpu()
-    fn()
+    for _ in range(warmup):
+        fn()
     cupy.cuda.Device().synchronize()
     start = time.perf_counter()
     for _ in range(n):
         fn()
+    if not host_only:
+        cupy.cuda.Device().synchronize()
+    seconds = time.perf_counter() - start
     cupy.cuda.Device().synchronize()
-    return (time.perf_counter() - start) / n * 1e6
+    return seconds / n * 1e6
 
 
 def _graph_time(fn: Callable[[], object], reps: int | None) -> float:
@@ -86,7 +92,7 @@ def sweep_row(M: int, N: int, K: int, in_dtype: str, out_dtype: str, kernel: str
     n = int(min(200, max(10, CALL_SECONDS / max(gpu, 1e-5))))
     d = chosen(M, N, K, in_dtype, out_dtype, kernel=kernel)
     return SweepRow(M, N, K, in_dtype, out_dtype, d.label,
-                    gpu * 1e6, cublas * 1e6, _wall_us(call, n), _wall_us(library, n) if library else None,
+                    gpu * 1e6, cublas * 1e6, _per_call_us(call, n), _per_call_us(library, n) if library else None,
                     "PASS" if check.passed else f"FAIL ({check})")
 
 
@@ -107,18 +113,9 @@ HOST_SHAPES = ((256, 256, 256), (64, 256, 256))
 HOST_CALLS = 2000
 
 
-def _host_us(fn: Callable[[], object], n: int = HOST_CALLS) -> float:
-    """Host µs per call of n calls issued back to back without waiting for the GPU (after warm-up calls)."""
-    cupy = require_gpu()
-    for _ in range(20):
-        fn()
-    cupy.cuda.Device().synchronize()
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    seconds = time.perf_counter() - start
-    cupy.cuda.Device().synchronize()
-    return seconds / n * 1e6
+def _host_us(fn: Callable[[], object]) -> float:
+    """Host µs per call of HOST_CALLS calls issued back to back without waiting for the GPU."""
+    return _per_call_us(fn, HOST_CALLS, host_only=True, warmup=20)
 
 
 def host_times(shapes=HOST_SHAPES) -> "Table":
