@@ -77,11 +77,20 @@ WIDE_M = 128
 SPLIT_WIDTHS = (256, 192)
 
 
+def tile_pairs(M: int, N: int, width: int) -> int:
+    """The tile pairs (256 rows by `width` columns, one per cluster of two blocks) that cover M x N."""
+    return ceil(M / 256) * ceil(N / width)
+
+
+def waves(sms: int, M: int, N: int, width: int) -> int:
+    """The waves those tile pairs take, one pair per cluster of two SMs at a time."""
+    return ceil(tile_pairs(M, N, width) / (sms // 2))
+
+
 def wave_cost(sms: int, M: int, N: int, width: int) -> float:
     """Kernel 5.11's time for M x N at `width` in the wave model, in units of a 256-wide tile's time per
     column: its waves of tile pairs, each width / WIDTH_RATE[width]."""
-    clusters = ceil(M / 256) * ceil(N / width)
-    return ceil(clusters / (sms // 2)) * width / WIDTH_RATE[width]
+    return waves(sms, M, N, width) * width / WIDTH_RATE[width]
 
 
 def tile_width(sms: int, M: int, N: int) -> int:
@@ -100,7 +109,7 @@ def stream_k_width(sms: int, M: int, N: int, K: int) -> int:
     k_tiles = ceil(K / 64)
     best, best_cost = 0, SPLIT_GAIN * wave_cost(sms, M, N, tile_width(sms, M, N))
     for width in SPLIT_WIDTHS:
-        sk = split(ceil(M / 256) * ceil(N / width), k_tiles, sms // 2)
+        sk = split(tile_pairs(M, N, width), k_tiles, sms // 2)
         cost = (sk.longest_steps + FIXUP_STEPS) / k_tiles * width / WIDTH_RATE[width]
         if sk.runs and cost < best_cost:
             best, best_cost = width, cost

@@ -9,7 +9,7 @@ from math import ceil
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
-from tcgemm.engine.dispatch import wave_cost
+from tcgemm.engine.dispatch import tile_pairs, wave_cost, waves
 from tcgemm.engine.stream_k import FIXUP_STEPS, StreamK, split
 from tcgemm.style import COLUMN_WIDTH_IN, GROUP_HUES, TILE_EDGE, new_figure, text_color_on
 from tcgemm.table import Column, Table
@@ -43,17 +43,16 @@ class SplitPrediction:
 def predict(size: int, sms: int = HOPPER_SMS) -> SplitPrediction:
     """Kernel 5.12 against 5.9 at size³, split as the kernel splits it (stream_k.split, even where the
     split would not be taken)."""
-    clusters, tiles, k_tiles = sms // 2, ceil(size / 256) ** 2, ceil(size / 64)
-    sk = split(tiles, k_tiles, clusters)
-    return SplitPrediction(size, tiles, k_tiles, ceil(tiles / clusters), sk.longest_steps, sk.sk_tiles, sk.runs)
+    tiles, k_tiles = tile_pairs(size, size, 256), ceil(size / 64)
+    sk = split(tiles, k_tiles, sms // 2)
+    return SplitPrediction(size, tiles, k_tiles, waves(sms, size, size, 256), sk.longest_steps, sk.sk_tiles, sk.runs)
 
 
 def width_share(size: int, width: int, sms: int = HOPPER_SMS) -> tuple[int, float]:
     """Kernel 5.11 at `width` against 5.9 at size³ in the dispatch's wave model (its waves of tile pairs,
     each weighed by the width's measured rate, tcgemm.engine.dispatch.WIDTH_RATE): (its waves, its time
     over 5.9's)."""
-    waves = ceil(ceil(size / 256) * ceil(size / width) / (sms // 2))
-    return waves, wave_cost(sms, size, size, width) / wave_cost(sms, size, size, 256)
+    return waves(sms, size, size, width), wave_cost(sms, size, size, width) / wave_cost(sms, size, size, 256)
 
 
 def prediction_table(sizes, sms: int = HOPPER_SMS) -> Table:
