@@ -79,13 +79,15 @@ __device__ __forceinline__ void wgmma_m64n16k16_f32_f16_ss(float (&d)[8], unsign
     "+f"(d[(i) + 0]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]), "+f"(d[(i) + 5]), \
     "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
 #define WGMMA_D32_AT(d, i) WGMMA_D8_AT(d, i), WGMMA_D8_AT(d, (i) + 8), WGMMA_D8_AT(d, (i) + 16), WGMMA_D8_AT(d, (i) + 24)
+#define WGMMA_D16_OPERANDS(d) WGMMA_D8_AT(d, 0), WGMMA_D8_AT(d, 8)
 #define WGMMA_D32_OPERANDS(d) WGMMA_D32_AT(d, 0)
 #define WGMMA_D64_OPERANDS(d) WGMMA_D32_AT(d, 0), WGMMA_D32_AT(d, 32)
 #define WGMMA_D96_OPERANDS(d) WGMMA_D32_AT(d, 0), WGMMA_D32_AT(d, 32), WGMMA_D32_AT(d, 64)
 #define WGMMA_D128_OPERANDS(d) WGMMA_D32_AT(d, 0), WGMMA_D32_AT(d, 32), WGMMA_D32_AT(d, 64), WGMMA_D32_AT(d, 96)
 
-// The accumulators' places in the text of an m64n64 (32 registers per thread), an m64n128 (64) and an
-// m64n192 wgmma (96), as WGMMA_D128_TEXT below is for m64n256.
+// The accumulators' places in the text of an m64n32 (16 registers per thread), an m64n64 (32), an
+// m64n128 (64) and an m64n192 wgmma (96), as WGMMA_D128_TEXT below is for m64n256.
+#define WGMMA_D16_TEXT "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
 #define WGMMA_D32_TEXT \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define WGMMA_D64_TEXT \
@@ -93,8 +95,22 @@ __device__ __forceinline__ void wgmma_m64n16k16_f32_f16_ss(float (&d)[8], unsign
 #define WGMMA_D96_TEXT \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
 
-// D (64 x N f32) (+)= A (64 x 16) @ B (16 x N) for N = 64, 128 and 192, f16 or bf16 (AB_BF16), as
-// wgmma_m64n256k16_f32_ss below: Kernel 5.11's narrower tiles.
+// D (64 x N f32) (+)= A (64 x 16) @ B (16 x N) for N = 32, 64, 128 and 192, f16 or bf16 (AB_BF16), as
+// wgmma_m64n256k16_f32_ss below: Kernel 5.11's and 5.14's narrower tiles.
+template <int TRANS_A = 0, int TRANS_B = 0, int AB_BF16 = 0>
+__device__ __forceinline__ void wgmma_m64n32k16_f32_ss(float (&d)[16], unsigned long long desc_a,
+                                                       unsigned long long desc_b, int accumulate) {
+    if constexpr (AB_BF16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {" WGMMA_D16_TEXT "}, %16, %17, p, 1, 1, "
+                     "%19, %20;\n}\n"
+                     : WGMMA_D16_OPERANDS(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {" WGMMA_D16_TEXT "}, %16, %17, p, 1, 1, "
+                     "%19, %20;\n}\n"
+                     : WGMMA_D16_OPERANDS(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+}
 template <int TRANS_A = 0, int TRANS_B = 0, int AB_BF16 = 0>
 __device__ __forceinline__ void wgmma_m64n64k16_f32_ss(float (&d)[32], unsigned long long desc_a,
                                                        unsigned long long desc_b, int accumulate) {
@@ -180,15 +196,16 @@ __device__ __forceinline__ void wgmma_m64n256k16_f32_f16_ss(float (&d)[128], uns
     wgmma_m64n256k16_f32_ss<TRANS_A, TRANS_B, 0>(d, desc_a, desc_b, accumulate);
 }
 
-// wgmma m64nNk16 for the tile widths N of Kernel 5.11: 64, 128, 192 or 256 columns, d[N / 2] per thread.
+// wgmma m64nNk16 for the tile widths N of Kernels 5.11 on: 32, 64, 128, 192 or 256 columns, d[N / 2] per thread.
 template <int N, int TRANS_A = 0, int TRANS_B = 0, int AB_BF16 = 0>
 __device__ __forceinline__ void wgmma_m64nNk16_f32_ss(float (&d)[N / 2], unsigned long long desc_a,
                                                       unsigned long long desc_b, int accumulate) {
-    static_assert(N == 64 || N == 128 || N == 192 || N == 256, "Kernel 5.11's tiles are 64, 128, 192 or 256 wide");
+    static_assert(N == 32 || N == 64 || N == 128 || N == 192 || N == 256, "the tiles are 32, 64, 128, 192 or 256 wide");
     if constexpr (N == 256) wgmma_m64n256k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
     else if constexpr (N == 192) wgmma_m64n192k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
     else if constexpr (N == 128) wgmma_m64n128k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
-    else wgmma_m64n64k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
+    else if constexpr (N == 64) wgmma_m64n64k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
+    else wgmma_m64n32k16_f32_ss<TRANS_A, TRANS_B, AB_BF16>(d, desc_a, desc_b, accumulate);
 }
 
 // An operand tile in the 128-byte swizzle that TMA writes (CU_TENSOR_MAP_SWIZZLE_128B): rows of 128

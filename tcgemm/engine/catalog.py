@@ -76,6 +76,9 @@ HOPPER_DTYPES = (("float16", "float16"), ("bfloat16", "bfloat16"), ("float16", "
 # Kernel 5.11's tile widths (tile_n) and the stages each runs with, its default first: a narrower stage
 # leaves room for more in the 192 KB the 128 x 256 tiles' 4 stages take.
 TILE_WIDTHS = ((256, 4), (192, 4), (128, 6), (64, 8))
+# Kernel 5.14's: 5.11's and 32 columns (9 stages of 20 KB), and the cluster shapes (blocks along M, along N).
+NARROW_TILE_WIDTHS = TILE_WIDTHS + ((32, 9),)
+CLUSTER_SHAPES = ((2, 2), (2, 1), (1, 2))
 HOPPER_KERNELS = (
     GemmKernel(key="k5.1", title="Kernel 5.1: TMA and wgmma", entry="wgmma_tiles",
                sass=WGMMA_SASS + ("STG.E.64",), **_HOPPER),
@@ -114,6 +117,9 @@ HOPPER_KERNELS = (
                out_dtype="float16", dtypes=HOPPER_DTYPES, tile_widths=TILE_WIDTHS, c_order="F",
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "F2FP.F16.F32.PACK_AB"),
                **dict(_CLUSTERS, switches=TILE_SWITCHES)),
+    GemmKernel(key="k5.14", title="Kernel 5.14: cluster shapes", entry="cluster_shapes", either_order=True,
+               out_dtype="float16", dtypes=HOPPER_DTYPES, tile_widths=NARROW_TILE_WIDTHS, cluster_shapes=CLUSTER_SHAPES,
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB"), **_TMA_STORE),
 )
 # What Kernel 5.7's HGMMA reads transposed (MN-major, wgmma's imm-trans) in each order case, as cuobjdump
 # prints it: a suffix of the descriptor operand, e.g. "HGMMA.64x256x16.F32 R24, gdesc[UR16].tnspB, ...".

@@ -7,6 +7,8 @@
                                             stream_k_width);
                                             M of 64-128 against a long N: Kernel
                                             5.13 on C^T = B^T A^T (turned_round);
+                                            M and N <= 1024 at 64 wide: Kernel 5.14,
+                                            clusters of 1 x 2 (row_cluster);
                                             M <= 128: Kernel 5.9 where its tiles
                                             fill the GPU (hopper_pays), else 4.7
     fp16/bf16   sm_90         other         Kernel 5.9 with an fp32 C, then an          out_dtype
@@ -130,6 +132,20 @@ def turned_round(sms: int, M: int, N: int) -> bool:
     return TURNED_MIN_M <= M <= WIDE_M and ceil(N / 256) >= TURNED_MIN_SHARE * (sms // 2)
 
 
+# Kernel 5.14's clusters of 1 x 2 blocks (A multicast along N: a cluster's tiles are 128 x 128) where Kernel
+# 5.11 would run 64-wide tiles and M and N are at most SMALL_SIDE: measured on an H200 (fp16 in and out, % of
+# cuBLAS, best of 3 interleaved rounds against 5.11's 2 x 1) level or ahead on every small problem tried, 512³
+# to 1024³ (1000³: 78% against 70%; 700 x 1000 x 1000: 83% against 73%), and behind at 256 x 4096 x 4096 (91%
+# against 97%). Its 2 x 2 clusters lost everywhere: an H200 runs 30 clusters of four at once, 120 of its SMs.
+SMALL_SIDE = 1024
+ROW_CLUSTER = (1, 2)
+
+
+def row_cluster(sms: int, M: int, N: int) -> bool:
+    """Whether tcgemm.matmul runs M x N as Kernel 5.14 in clusters of 1 x 2 blocks (64-wide tiles)."""
+    return WIDE_M < M <= SMALL_SIDE and N <= SMALL_SIDE and tile_width(sms, M, N) == 64
+
+
 def hopper_pays(sms: int, M: int, N: int, K: int) -> bool:
     """Whether Kernel 5.9 (128 x 256 tiles, one block per tile) is the faster choice for M x N x K on an
     sm_90 GPU of `sms` SMs (see the constants above)."""
@@ -146,13 +162,15 @@ class Dispatch:
     out_dtype: str            # the C the caller gets: the kernel's, or rounded from it in an epilogue pass
     why: str
     element: str = ""         # Kernel D1's build (a key of tcgemm.engine.catalog.ELEMENTS); "" for another kernel
-    tile_n: int = 0           # Kernel 5.11's, 5.12's or 5.13's tile width; 0 for another kernel
+    tile_n: int = 0           # Kernel 5.11's to 5.14's tile width; 0 for another kernel
+    cluster: tuple[int, int] = ()   # Kernel 5.14's cluster shape (blocks along M, along N); () for another
 
     @property
     def label(self) -> str:
         """The kernel as tables name it: its key, with the tile width for the kernels of several
-        ('k5.11/64', 'k5.12/192', 'k5.13/128')."""
-        return f"{self.key}/{self.tile_n}" if self.key in ("k5.11", "k5.12", "k5.13") else self.key
+        ('k5.11/64', 'k5.12/192', 'k5.13/128') and the cluster shape for Kernel 5.14 ('k5.14/64/1x2')."""
+        shape = f"/{self.cluster[0]}x{self.cluster[1]}" if self.cluster else ""
+        return f"{self.key}/{self.tile_n}{shape}" if self.key in ("k5.11", "k5.12", "k5.13", "k5.14") else self.key
 
     def __str__(self) -> str:
         """`why`, wrapped to the book's text column."""
@@ -199,13 +217,15 @@ def dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str = "float
         blocks = ceil(M / 128) * ceil(N / width)
         tiles = f"{blocks} tiles of 128 × {width} on {sms} SMs" + (", the last wave's split along K" if split_k else "")
         if M > WIDE_M or hopper_pays(sms, M, N, K) or (in_dtype == "bfloat16" and not mma_orders):
+            cluster = ROW_CLUSTER if not split_k and row_cluster(sms, M, N) else ()
             key, name = ("k5.12", "Kernel 5.12") if split_k else ("k5.9", "Kernel 5.9") if width == 256 else \
-                ("k5.11", "Kernel 5.11")
-            if not scaled:
-                return Dispatch(key, in_dtype, out, out, f"{size} {names}: {name} (wgmma), {tiles}", tile_n=width)
-            return Dispatch(key, in_dtype, "float32", out,
-                            f"{size} {names}: {name} (wgmma) into fp32, then alpha A B + beta C in a "
-                            f"second pass ({tiles})", tile_n=width)
+                ("k5.14", "Kernel 5.14") if cluster else ("k5.11", "Kernel 5.11")
+            if cluster:
+                tiles = f"{blocks} tiles of 128 × {width} on {sms} SMs in clusters of 1 × 2 sharing A"
+            kernel_out = out if not scaled else "float32"
+            second = f" into fp32, then alpha A B + beta C in a second pass ({tiles})" if scaled else f", {tiles}"
+            return Dispatch(key, in_dtype, kernel_out, out, f"{size} {names}: {name} (wgmma){second}", tile_n=width,
+                            cluster=cluster)
         reason = f"{tiles}: too few, or K too long, for Kernel 5.9"
     else:
         reason = "no wgmma"

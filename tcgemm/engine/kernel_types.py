@@ -165,6 +165,10 @@ class GemmKernel:
     c_order: str = "C"           # the memory order it writes C in: 'C' row-major, 'F' column-major (Kernel 5.13)
     tile_widths: tuple[tuple[int, int], ...] = ()   # (tile_n, stages) it compiles for (-DBN: Kernel 5.11),
                                                     # the first by default; () for a tile fixed in its source
+    cluster_shapes: tuple[tuple[int, int], ...] = ()   # (blocks along M, along N) of the clusters it compiles
+                                                       # for (-DCLUSTER_M -DCLUSTER_N: Kernel 5.14), the first
+                                                       # by default; () for the schedule's, along M
+    cluster_dims: tuple[int, int] = ()  # the one of cluster_shapes compiled in; () for the first
     switch_blocks: tuple[tuple[str, tuple[int, int, int]], ...] = ()   # (switch, block it launches with)
     in_bench: bool = True        # timed by `python -m tcgemm bench` by default (not the ablation kernel,
                                  # whose default build is Kernel 4.4 again)
@@ -191,9 +195,22 @@ class GemmKernel:
         return next((b for name, b in self.switch_blocks if name in self.on), self.base_block)
 
     @property
+    def cluster_shape(self) -> tuple[int, int]:
+        """The cluster's blocks along M (sharing B's tile by multicast) and along N (sharing A's)."""
+        return self.cluster_dims or (self.cluster_shapes[0] if self.cluster_shapes else (self.schedule.cluster, 1))
+
+    @property
+    def cluster_m(self) -> int:
+        return self.cluster_shape[0]
+
+    @property
+    def cluster_n(self) -> int:
+        return self.cluster_shape[1]
+
+    @property
     def cluster(self) -> int:
-        """Blocks per thread-block cluster (1: none), as its schedule says."""
-        return self.schedule.cluster
+        """Blocks per thread-block cluster (1: none)."""
+        return self.cluster_m * self.cluster_n
 
     @property
     def compiled_element(self) -> Element | None:
@@ -221,18 +238,20 @@ class GemmKernel:
     alignment_reason = "copies it in 16-byte chunks"
     aligned_c = False
 
-    def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
+    def grid(self, M: int, N: int, sm_count: int | None = None, clusters: int | None = None) -> tuple[int, int, int]:
         """Blocks along N, M and the K splits; a persistent kernel: as many blocks as SMs (`sm_count`),
-        in whole clusters, and no more than there are tiles."""
+        in whole clusters (or `clusters` of them, as many as the GPU runs at once), and no more than
+        there are tiles."""
         if not self.schedule.persistent:
             return (-(-N // self.tile_n), -(-M // self.tile_m), self.splits)
         if sm_count is None:
             raise ValueError(f"{self.title} is persistent: its grid needs the GPU's SM count")
-        return (min(sm_count // self.cluster, self.cluster_tiles(M, N)) * self.cluster, 1, 1)
+        slots = sm_count // self.cluster if clusters is None else clusters
+        return (min(slots, self.cluster_tiles(M, N)) * self.cluster, 1, 1)
 
     def cluster_tiles(self, M: int, N: int) -> int:
-        """Output tiles of a cluster's size (tile pairs for clusters of two) that cover M x N."""
-        return -(-M // (self.tile_m * self.cluster)) * -(-N // self.tile_n)
+        """Output tiles of a cluster's size (tile pairs for clusters of two along M) that cover M x N."""
+        return -(-M // (self.tile_m * self.cluster_m)) * -(-N // (self.tile_n * self.cluster_n))
 
     @property
     def flop_per_global_byte(self) -> float:
@@ -271,7 +290,8 @@ class GemmKernel:
             if self.orders else ()
         types = (("BF16", int(self.in_dtype == "bfloat16")), ("C_BITS", 8 * ITEMSIZE[self.out_dtype])) \
             if self.dtypes else ()
-        return tile + ((("BK", self.tile_k),) if self.dynamic_smem else ()) + \
+        cluster = (("CLUSTER_M", self.cluster_m), ("CLUSTER_N", self.cluster_n)) if self.cluster_shapes else ()
+        return tile + cluster + ((("BK", self.tile_k),) if self.dynamic_smem else ()) + \
                ((("N_STAGES", self.stages),) if self.stages else ()) + orders + tuple((name, 1) for name in self.on) + \
                ((("ELEMENT", self.compiled_element.code),) if self.element else ()) + types
 
@@ -305,6 +325,15 @@ class GemmKernel:
             widths = ", ".join(str(w) for w, _ in self.tile_widths) or f"{self.tile_n} only"
             raise ValueError(f"{self.title} has no tiles {tile_n} wide; its widths are: {widths}")
         return replace(self, tile_n=tile_n, stages=stages)
+
+    def with_cluster(self, cluster_m: int, cluster_n: int) -> "GemmKernel":
+        """This kernel compiled for clusters of cluster_m x cluster_n blocks (one of its `cluster_shapes`:
+        Kernel 5.14)."""
+        if (cluster_m, cluster_n) not in self.cluster_shapes:
+            shapes = ", ".join(f"{m} x {n}" for m, n in self.cluster_shapes) or \
+                f"{self.cluster_m} x {self.cluster_n} only"
+            raise ValueError(f"{self.title} has no clusters of {cluster_m} x {cluster_n}; its shapes are: {shapes}")
+        return replace(self, cluster_dims=(cluster_m, cluster_n))
 
     def with_dtypes(self, in_dtype: str, out_dtype: str) -> "GemmKernel":
         """This kernel compiled for in_dtype A and B and an out_dtype C (one of its `dtypes`: Kernel 5.9)."""
@@ -365,6 +394,7 @@ class GemmKernel:
                 ([f"BK={self.tile_k}"] if self.dynamic_smem else []) + \
                 ([f"{self.stages} stages"] if self.stages else []) + \
                 ([f"K split {self.splits} ways"] if self.splits > 1 else []) + \
+                ([f"clusters {self.cluster_m}x{self.cluster_n}"] if self.cluster_shapes else []) + \
                 ([f"A {ORDER_NAMES[self.a_order]}, B {ORDER_NAMES[self.b_order]}"] if self.orders else []) + \
                 list(self.on) + ([self.element] if self.element else []) + \
                 ([f"{DTYPE_NAMES[self.in_dtype]} -> {DTYPE_NAMES[self.out_dtype]}"] if self.dtypes else [])

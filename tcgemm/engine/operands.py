@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcgemm.engine.kernel_types import STORAGE_DTYPES, GemmKernel, WmmaKernel, storage_dtype
+from tcgemm.engine.kernel_types import ITEMSIZE, STORAGE_DTYPES, GemmKernel, WmmaKernel, storage_dtype
 from tcgemm.errors import OperandError
 
 INT32_MAX = 2**31 - 1
@@ -171,6 +171,7 @@ def check_gemm_operands(kernel: GemmKernel | WmmaKernel, A, B, C=None,
             check_device(name, x, device)
     _check_array("A", A, kernel.a_order, kernel.in_dtype, kernel.typed_title, kernel.element)
     _check_array("B", B, kernel.b_order, kernel.in_dtype, kernel.typed_title, kernel.element)
+    _check_b_box(kernel)
     if not kernel.any_shape:
         for name, x in (("A", A), ("B", B)):
             _check_start(kernel, name, x)
@@ -182,6 +183,19 @@ def check_gemm_operands(kernel: GemmKernel | WmmaKernel, A, B, C=None,
     if C is not None:
         _check_output(kernel, C, M, N, A, B, name="out" if kernel.signature.scaled else "C")
     return M, N, K
+
+
+# TMA copies a row-major (N-major) B in boxes of one 128-byte swizzle row of N (tcgemm.engine.tma.mn_box).
+MN_BOX_BYTES = 128
+
+
+def _check_b_box(kernel: GemmKernel | WmmaKernel) -> None:
+    """A tile narrower than one box of a row-major B (Kernel 5.14's 32 columns) reads B column-major only."""
+    if isinstance(kernel, GemmKernel) and kernel.tile_widths and kernel.mn_major("B") and \
+            kernel.tile_n * ITEMSIZE[kernel.in_dtype] < MN_BOX_BYTES:
+        raise OperandError(f"{kernel.typed_title} at {kernel.tile_n} columns reads B column-major only: TMA copies a "
+                           f"row-major B in boxes of {MN_BOX_BYTES // ITEMSIZE[kernel.in_dtype]} columns, wider than "
+                           "the tile; pass B column-major (B.T.copy().T) or pick a width of 64 or more")
 
 
 GRID_LIMITS = (2**31 - 1, 65535, 65535)   # CUDA's largest grid, blocks along x, y and z

@@ -97,10 +97,11 @@ def operand_map(spec: GemmKernel, operand: str, mn: int, K: int, ld: int | None 
     stage's tile, a box row of tile_k elements swizzled over its own width (64 or 128 bytes). MN-major
     (A column-major, B row-major): K rows of mn, boxes of tile_k rows by mn_box elements swizzled over
     128 bytes, so each 8 rows of a box are one canonical MN-major atom (tcgemm.canonical), and the
-    kernel copies tile / mn_box of them. In a cluster (Kernel 5.5 on) each block copies 1/cluster of B's
-    tile and multicasts it to all, or where that share is not whole MN-major boxes (Kernel 5.11's 64 and
-    192 columns), the blocks copy B's boxes in turn."""
-    tile = spec.tile_m if operand == "A" else spec.tile_n // spec.cluster
+    kernel copies tile / mn_box of them. In a cluster (Kernel 5.5 on) each block copies its share of B's
+    tile (1 / the blocks along M) and multicasts it to them, or where that share is not whole MN-major
+    boxes (Kernel 5.11's 64 and 192 columns), the blocks copy B's boxes in turn; likewise A's tile among
+    the blocks along N (Kernel 5.14)."""
+    tile = spec.tile_m // spec.cluster_n if operand == "A" else spec.tile_n // spec.cluster_m
     size = ITEMSIZE[spec.in_dtype]
     if not spec.mn_major(operand):
         row = spec.tile_k * size
@@ -108,6 +109,9 @@ def operand_map(spec: GemmKernel, operand: str, mn: int, K: int, ld: int | None 
     box = mn_box(spec.in_dtype)
     if operand == "B" and tile % box:       # the blocks copy whole boxes of B's tile in turn
         tile = spec.tile_n
+    if tile < box:
+        raise ValueError(f"{spec.title}: an MN-major {operand} tile of {tile} is narrower than a box of {box}; "
+                         f"its {'A column' if operand == 'A' else 'B row'}-major operand needs wider tiles")
     if tile % box:
         raise ValueError(f"{spec.title}: an MN-major tile of {tile} is not whole boxes of {box}")
     return TileMap(spec.in_dtype, K, mn, (mn if ld is None else ld) * size, spec.tile_k, box, SWIZZLE_ROW)

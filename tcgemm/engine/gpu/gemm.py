@@ -27,7 +27,7 @@ from tcgemm.engine.operands import check_addend, check_device, check_gemm_operan
 from tcgemm.engine.gpu.compile import (current_arch, get_arch_specific_function, get_function, get_text_function,
                                       source_versions)
 from tcgemm.engine.gpu.device import checked_cupy, device_info
-from tcgemm.engine.gpu.launch import StructLaunch, bound
+from tcgemm.engine.gpu.launch import StructLaunch, active_clusters, bound
 
 def k_align(x) -> int:
     """Elements of x per 16-byte copy (fp16: 8): any-shape kernels need rows of a multiple of this."""
@@ -241,7 +241,9 @@ class PreparedGemm:
             out = self._workspace = _gpu().empty(spec.splits * self.M * self.N, dtype=storage_dtype(spec.out_dtype))
             self._reduce = self._reduce_launch(out, alpha, beta, addend)
             alpha, beta, addend = 1, 0, out
-        grid = spec.grid(self.M, self.N, device_info().sm_count)
+        cluster = getattr(spec, "cluster", 1)      # a WMMA kernel has none
+        clusters = active_clusters(fn, cluster, spec.threads, spec.smem_bytes) if cluster > 2 else None
+        grid = spec.grid(self.M, self.N, device_info().sm_count, clusters)
         self._launch = builder(spec.signature)(LaunchParts(spec, fn, grid, Ak, Bk, out, self.M, self.N, K,
                                                            alpha, beta, addend))
         self._ready = _gpu().cuda.Event(block=False, disable_timing=True)

@@ -5,9 +5,38 @@ does nothing but launch: what a repeated tcgemm.matmul call runs (tcgemm.engine.
 """
 from __future__ import annotations
 
+import ctypes
+from functools import lru_cache
+
 import numpy as np
 
 from tcgemm.engine.gpu.device import require_gpu
+
+
+class _LaunchConfig(ctypes.Structure):
+    """The driver's CUlaunchConfig."""
+    _fields_ = [*((name, ctypes.c_uint) for name in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+                                                      "shared_mem")),
+                ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p), ("attr_count", ctypes.c_uint)]
+
+
+def active_clusters(kernel, cluster: int, threads: int, shared_mem: int) -> int | None:
+    """How many clusters of `cluster` blocks of the kernel (compiled with __cluster_dims__) the GPU runs at
+    once, as the driver's cuOccupancyMaxActiveClusters counts them (a cluster's blocks share one GPC, so
+    132 SMs hold 32 clusters of 4, not 33); None where the driver does not say."""
+    return _active_clusters(kernel.kernel.ptr, cluster, threads, shared_mem)
+
+
+@lru_cache(maxsize=None)
+def _active_clusters(function: int, cluster: int, threads: int, shared_mem: int) -> int | None:
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    count = ctypes.c_int()
+    config = _LaunchConfig(cluster, 1, 1, threads, 1, 1, shared_mem, None, None, 0)
+    result = lib.cuOccupancyMaxActiveClusters(ctypes.byref(count), ctypes.c_void_p(function), ctypes.byref(config))
+    return count.value if result == 0 and count.value > 0 else None
 
 
 def _param(value) -> np.ndarray:

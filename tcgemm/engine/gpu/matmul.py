@@ -229,6 +229,8 @@ def _configured(d: Dispatch, orders: tuple, M: int, N: int, K: int, device: int)
         spec = spec.with_dtypes(d.in_dtype, d.kernel_out)
     if d.tile_n and spec.tile_widths:
         spec = spec.with_tile_n(d.tile_n)
+    if d.cluster:
+        spec = spec.with_cluster(*d.cluster)
     if orders:
         spec = spec.with_orders(*orders)
     if spec.planned and min(M, N, K) > 0:   # else prepare says what is wrong

@@ -35,14 +35,17 @@ def spec_for(case: str, key: str = KEY) -> GemmKernel:
 
 
 def check_kernel_order(case: str, M: int, N: int, K: int, offset: int = 0, seed: int | None = None, key: str = KEY,
-                       dtypes: tuple[str, str] | None = None, tile_n: int | None = None):
+                       dtypes: tuple[str, str] | None = None, tile_n: int | None = None,
+                       cluster: tuple[int, int] | None = None):
     """Kernel `key` (default 5.7) on fresh random operands of `case` (each a view `offset` elements into
     its allocation), into a NaN-filled C, against the fp32 product (tcgemm.engine.accuracy's tolerance, with
     a 16-bit C's last rounding). `dtypes`: the (input, output) dtypes of a kernel that takes several (5.9);
-    `tile_n`: the tile width of a kernel that has several (5.11)."""
+    `tile_n`: the tile width of a kernel that has several (5.11); `cluster`: the cluster's blocks along M
+    and N, of a kernel that has several shapes (5.14)."""
     spec = spec_for(case, key)
     spec = spec.with_dtypes(*dtypes) if dtypes else spec
     spec = spec.with_tile_n(tile_n) if tile_n else spec
+    spec = spec.with_cluster(*cluster) if cluster else spec
     A, B, _ = case_operands(case, M, N, K, dtype=spec.in_dtype, offset=offset, seed=seed)
     run = prepare(spec, A, B)
     run()
@@ -82,12 +85,21 @@ def order_timings(M: int = 4096, N: int = 4096, K: int = 4096, repeats: int = 2)
                             "(both operands K-major: no transposed wgmma operand) in the same run")
 
 
+def variant_key(text: str) -> tuple[str, int | None, tuple[int, int] | None]:
+    """A kernel key with its tile width and cluster shape where it has several: "k5.11/64" is Kernel 5.11
+    at 64 columns, "k5.14/64/1x2" Kernel 5.14 at 64 columns in clusters of 1 x 2 blocks."""
+    key, *rest = text.split("/")
+    width = int(rest[0]) if rest else None
+    cluster = tuple(int(n) for n in rest[1].split("x")) if len(rest) > 1 else None
+    return key, width, cluster
+
+
 def _main(argv) -> None:
     case, M, N, K = argv[0], *(int(x) for x in argv[1:4])
     offset = int(argv[4]) if len(argv) > 4 else 0
-    key, _, width = (argv[5] if len(argv) > 5 else KEY).partition("/")      # "k5.11/64": a tile width
+    key, width, cluster = variant_key(argv[5] if len(argv) > 5 else KEY)
     dtypes = tuple(argv[6].split(",")) if len(argv) > 6 else None
-    result = check_kernel_order(case, M, N, K, offset, key=key, dtypes=dtypes, tile_n=int(width) if width else None)
+    result = check_kernel_order(case, M, N, K, offset, key=key, dtypes=dtypes, tile_n=width, cluster=cluster)
     print(key, case, M, N, K, offset, dtypes or "", result)
     if not result.passed:
         raise SystemExit(1)
