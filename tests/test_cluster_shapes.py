@@ -68,14 +68,14 @@ def test_the_prediction_counts_each_block_s_share():
 
 
 def test_the_dispatch_runs_small_problems_in_row_clusters():
-    for n in (512, 1000, 1024):
+    for n in (512, 768):          # too few 64 x 128 tiles for Kernel 5.15 (tests/test_tile_rows.py)
         d = dispatch("sm_90", 132, n, n, n)
         assert row_cluster(132, n, n) and d.key == "k5.14" and d.cluster == ROW_CLUSTER
         assert d.label == "k5.14/64/1x2" and "clusters of 1 × 2" in d.why
     assert tile_width(132, 256, 4096) == 64 and not row_cluster(132, 256, 4096)    # measured behind there
     assert dispatch("sm_90", 132, 256, 4096, 4096).label == "k5.11/64"
     assert dispatch("sm_90", 132, 1100, 1100, 1100).key == "k5.11"                  # 128 wide
-    scaled = dispatch("sm_90", 132, 1000, 1000, 1000, scaled=True)
+    scaled = dispatch("sm_90", 132, 700, 700, 700, scaled=True)
     assert scaled.key == "k5.14" and scaled.kernel_out == "float32"
 
 

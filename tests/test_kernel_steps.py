@@ -64,7 +64,7 @@ SHARED = {
     # GROUP_M's default, from Kernel 4.2 on.
     "GROUP_M": (block(r"^#ifndef GROUP_M\n#define GROUP_M \d+\n#endif$"), {
         "k4.2": ("k4.2", "k4.3", "k4.4", "k4.5", "k4.6", "k4.7", "k5.0", "k5.4", "k5.5", "k5.6", "k5.7", "k5.8",
-                 "k5.9", "k5.10", "k5.11", "k5.12", "k5.13", "k5.14", "a1", "d1"),
+                 "k5.9", "k5.10", "k5.11", "k5.12", "k5.13", "k5.14", "k5.15", "a1", "d1"),
     }),
     # Kernel 4.2's L2-friendly tile order: launch index -> the block's tile.
     "GROUP_M tile order": (block(r"^[ \t]*// Launch index -> tile:.*?const int block_n = [^\n]*$"), {
@@ -73,7 +73,7 @@ SHARED = {
     # The same order for a persistent kernel's tile index (Kernel 5.4).
     "tile_origin": (lambda text: function(text, "tile_origin"), {
         "k5.4": ("k5.4", "k5.5", "k5.6", "k5.7", "k5.8", "k5.9", "k5.10", "k5.11", "k5.12", "k5.13"),
-        "k5.14": ("k5.14",),          # a cluster's tiles, CLUSTER_M x CLUSTER_N of them
+        "k5.14": ("k5.14", "k5.15"),  # a cluster's tiles, CLUSTER_M x CLUSTER_N of them
     }),
     # C from wgmma's accumulators to global memory: whole tiles (5.1), guarded edges (5.4), a 64 x BN
     # tile per consumer (5.8, ping-pong), C in 16 bits or fp32 (5.9), a tile BN wide (5.11), C column-major
@@ -83,7 +83,7 @@ SHARED = {
         "k5.4": ("k5.4", "k5.5", "k5.6", "k5.7"),
         "k5.8": ("k5.8",),
         "k5.9": ("k5.9", "k5.10"),
-        "k5.11": ("k5.11", "k5.12", "k5.14"),
+        "k5.11": ("k5.11", "k5.12", "k5.14", "k5.15"),
         "k5.13": ("k5.13",),
     }),
     # C by TMA through shared memory (Kernel 5.6); Kernel 5.8 stores its two 64-row halves; 5.9 16-bit C;
@@ -94,24 +94,25 @@ SHARED = {
         "k5.8": ("k5.8",),
         "k5.9": ("k5.9",),
         "k5.10": ("k5.10",),
-        "k5.11": ("k5.11", "k5.12", "k5.14"),
+        "k5.11": ("k5.11", "k5.12", "k5.14", "k5.15"),
     }),
     # The wgmma kernels' stages and their two mbarrier rings.
     "mbarrier ring: stages and barriers": (block(
             r"^[ \t]*extern __shared__ unsigned char smem\[\];\n.*?const unsigned full = [^\n]*$"), {
         "k5.1": ("k5.1", "k5.2", "k5.3", "k5.4", "k5.5", "k5.6", "k5.7", "k5.8", "k5.9", "k5.10", "k5.11", "k5.12",
-                 "k5.13", "k5.14"),
+                 "k5.13", "k5.14", "k5.15"),
     }),
     # Thread 0 initialises the rings: one arrival fills a stage; `empty` waits for every warp (5.0),
     # for both consumer warpgroups (5.1), for both of both blocks of a cluster (5.5), for one
     # consumer of each block (5.8, which takes 5.1's count again), for both of every block of a cluster of
-    # any shape (5.14).
+    # any shape (5.14), for the one or two consumers of every block (5.15).
     "mbarrier ring: initialisation": (block(
             r"^[ \t]*for \(int s = 0; s < N_STAGES; \+\+s\) \{\n[ \t]*mbarrier_init\(full.*?fence_barrier_init\(\);$"), {
         "k5.0": ("k5.0",),
         "k5.1": ("k5.1", "k5.2", "k5.3", "k5.4", "k5.8"),
         "k5.5": ("k5.5", "k5.6", "k5.7", "k5.9", "k5.10", "k5.11", "k5.12", "k5.13"),
         "k5.14": ("k5.14",),
+        "k5.15": ("k5.15",),
     }),
 }
 

@@ -79,6 +79,9 @@ TILE_WIDTHS = ((256, 4), (192, 4), (128, 6), (64, 8))
 # Kernel 5.14's: 5.11's and 32 columns (9 stages of 20 KB), and the cluster shapes (blocks along M, along N).
 NARROW_TILE_WIDTHS = TILE_WIDTHS + ((32, 9),)
 CLUSTER_SHAPES = ((2, 2), (2, 1), (1, 2))
+# Kernel 5.15's 64-row tiles: the stages of each width within 5.14's shared memory (16 of 12 KB at 32 wide).
+ROW_TILE_WIDTHS = ((256, 4), (192, 6), (128, 8), (64, 12), (32, 16))
+ONE_CONSUMER_BLOCK = (256, 1, 1)     # a producer warpgroup and one consumer
 HOPPER_KERNELS = (
     GemmKernel(key="k5.1", title="Kernel 5.1: TMA and wgmma", entry="wgmma_tiles",
                sass=WGMMA_SASS + ("STG.E.64",), **_HOPPER),
@@ -120,6 +123,10 @@ HOPPER_KERNELS = (
     GemmKernel(key="k5.14", title="Kernel 5.14: cluster shapes", entry="cluster_shapes", either_order=True,
                out_dtype="float16", dtypes=HOPPER_DTYPES, tile_widths=NARROW_TILE_WIDTHS, cluster_shapes=CLUSTER_SHAPES,
                sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB"), **_TMA_STORE),
+    GemmKernel(key="k5.15", title="Kernel 5.15: 64-row tiles", entry="tile_rows", either_order=True,
+               out_dtype="float16", dtypes=HOPPER_DTYPES, tile_widths=ROW_TILE_WIDTHS, cluster_shapes=CLUSTER_SHAPES[1:],
+               sass=WGMMA_SASS + ("UTMALDG.2D.MULTICAST", "UTMASTG.2D", "F2FP.F16.F32.PACK_AB"),
+               **dict(_TMA_STORE, tile_m=64, base_block=ONE_CONSUMER_BLOCK)),
 )
 # What Kernel 5.7's HGMMA reads transposed (MN-major, wgmma's imm-trans) in each order case, as cuobjdump
 # prints it: a suffix of the descriptor operand, e.g. "HGMMA.64x256x16.F32 R24, gdesc[UR16].tnspB, ...".

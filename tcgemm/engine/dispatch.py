@@ -8,7 +8,11 @@
                                             M of 64-128 against a long N: Kernel
                                             5.13 on C^T = B^T A^T (turned_round);
                                             M and N <= 1024 at 64 wide: Kernel 5.14,
-                                            clusters of 1 x 2 (row_cluster);
+                                            clusters of 1 x 2 (row_cluster), or
+                                            5.15's 64-row tiles 128 wide where they
+                                            fill half of the SMs (row_tiles);
+                                            M of 64-128, K <= N: Kernel 5.15
+                                            (row_tiles);
                                             M <= 128: Kernel 5.9 where its tiles
                                             fill the GPU (hopper_pays), else 4.7
     fp16/bf16   sm_90         other         Kernel 5.9 with an fp32 C, then an          out_dtype
@@ -142,8 +146,34 @@ ROW_CLUSTER = (1, 2)
 
 
 def row_cluster(sms: int, M: int, N: int) -> bool:
-    """Whether tcgemm.matmul runs M x N as Kernel 5.14 in clusters of 1 x 2 blocks (64-wide tiles)."""
+    """Whether tcgemm.matmul runs M x N as Kernel 5.14 in clusters of 1 x 2 blocks (64-wide tiles), or
+    Kernel 5.15 where its tiles give enough SMs a block (row_tiles)."""
     return WIDE_M < M <= SMALL_SIDE and N <= SMALL_SIDE and tile_width(sms, M, N) == 64
+
+
+# Kernel 5.15's 64-row tiles (one consumer warpgroup), measured on an H200 (fp16 in and out, % of cuBLAS, best
+# of 3 interleaved rounds, against the kernel the dispatch ran before): 64 x 4096 x 4096 in 1 x 2 clusters 32
+# wide 86% (Kernel 4.7: 78%), 128 x 4096 x 4096 in 2 x 1 clusters 64 wide 87% (79%); 1024³ at 128 wide 87-88%
+# (Kernel 5.14: 83%), 1000³ 81% (80%). They lost where K is longer than N (128 and 64 x 4096 x 14336: 80% and
+# 89% against Kernel 4.7's 85% and 95%, which splits K) and at M = 16 (91% against 97%). ROW_TILE_MIN_SHARE:
+# the share of the SMs that must get a block.
+ROW_TILE_MIN_SHARE = 0.75
+
+
+def row_tiles(sms: int, M: int, N: int, K: int, b_k_major: bool = True) -> tuple[tuple[int, int], int] | None:
+    """Kernel 5.15's cluster shape and tile width for M x N x K on an sm_90 GPU of `sms` SMs, or None: M of
+    TURNED_MIN_M to WIDE_M with K no longer than N and an N turned_round does not take (1 x 2 clusters 32
+    wide to M = 64, which take a column-major B only (`b_k_major`), else 2 x 1 clusters 64 wide), and the
+    small problems of row_cluster at 128 wide; each where ROW_TILE_MIN_SHARE of the SMs get a block."""
+    if TURNED_MIN_M <= M <= WIDE_M and K <= N and not turned_round(sms, M, N):
+        if M <= 64 and not b_k_major:
+            return None
+        rows = ((1, 2), 32) if M <= 64 else ((2, 1), 64)
+    elif row_cluster(sms, M, N):
+        rows = (2, 1), 128
+    else:
+        return None
+    return rows if ceil(M / 64) * ceil(N / rows[1]) >= ROW_TILE_MIN_SHARE * sms else None
 
 
 def hopper_pays(sms: int, M: int, N: int, K: int) -> bool:
@@ -162,15 +192,16 @@ class Dispatch:
     out_dtype: str            # the C the caller gets: the kernel's, or rounded from it in an epilogue pass
     why: str
     element: str = ""         # Kernel D1's build (a key of tcgemm.engine.catalog.ELEMENTS); "" for another kernel
-    tile_n: int = 0           # Kernel 5.11's to 5.14's tile width; 0 for another kernel
-    cluster: tuple[int, int] = ()   # Kernel 5.14's cluster shape (blocks along M, along N); () for another
+    tile_n: int = 0           # Kernel 5.11's to 5.15's tile width; 0 for another kernel
+    cluster: tuple[int, int] = ()   # Kernel 5.14's or 5.15's cluster shape (blocks along M, along N); () for another
 
     @property
     def label(self) -> str:
         """The kernel as tables name it: its key, with the tile width for the kernels of several
         ('k5.11/64', 'k5.12/192', 'k5.13/128') and the cluster shape for Kernel 5.14 ('k5.14/64/1x2')."""
         shape = f"/{self.cluster[0]}x{self.cluster[1]}" if self.cluster else ""
-        return f"{self.key}/{self.tile_n}{shape}" if self.key in ("k5.11", "k5.12", "k5.13", "k5.14") else self.key
+        return f"{self.key}/{self.tile_n}{shape}" if self.key in ("k5.11", "k5.12", "k5.13", "k5.14", "k5.15") \
+            else self.key
 
     def __str__(self) -> str:
         """`why`, wrapped to the book's text column."""
@@ -211,6 +242,13 @@ def dispatch(arch: str, sms: int, M: int, N: int, K: int, in_dtype: str = "float
                         f"{size} {names}: Kernel 5.13 (wgmma) on the product turned round, C^T = B^T A^T: "
                         f"{2 * ceil(N / 256)} tiles of 128 × {width} on {sms} SMs, C^T written column-major",
                         tile_n=width)
+    if arch == "sm_90" and (rows := row_tiles(sms, M, N, K, mma_orders)):
+        (cluster_m, cluster_n), width = rows
+        tiles = (f"{ceil(M / 64) * ceil(N / width)} tiles of 64 × {width} on {sms} SMs in clusters of "
+                 f"{cluster_m} × {cluster_n}")
+        second = f" into fp32, then alpha A B + beta C in a second pass ({tiles})" if scaled else f", {tiles}"
+        return Dispatch("k5.15", in_dtype, out if not scaled else "float32", out,
+                        f"{size} {names}: Kernel 5.15 (wgmma){second}", tile_n=width, cluster=(cluster_m, cluster_n))
     if arch == "sm_90":
         split_k = stream_k_width(sms, M, N, K) if M > WIDE_M else 0
         width = split_k or (tile_width(sms, M, N) if M > WIDE_M else 256)

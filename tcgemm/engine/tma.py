@@ -100,15 +100,15 @@ def operand_map(spec: GemmKernel, operand: str, mn: int, K: int, ld: int | None 
     kernel copies tile / mn_box of them. In a cluster (Kernel 5.5 on) each block copies its share of B's
     tile (1 / the blocks along M) and multicasts it to them, or where that share is not whole MN-major
     boxes (Kernel 5.11's 64 and 192 columns), the blocks copy B's boxes in turn; likewise A's tile among
-    the blocks along N (Kernel 5.14)."""
+    the blocks along N (Kernel 5.14; Kernel 5.15's 64 rows, one box, in turn)."""
     tile = spec.tile_m // spec.cluster_n if operand == "A" else spec.tile_n // spec.cluster_m
     size = ITEMSIZE[spec.in_dtype]
     if not spec.mn_major(operand):
         row = spec.tile_k * size
         return TileMap(spec.in_dtype, mn, K, (K if ld is None else ld) * size, tile, spec.tile_k, row)
     box = mn_box(spec.in_dtype)
-    if operand == "B" and tile % box:       # the blocks copy whole boxes of B's tile in turn
-        tile = spec.tile_n
+    if tile % box:                          # the blocks copy whole boxes of the tile in turn
+        tile = spec.tile_m if operand == "A" else spec.tile_n
     if tile < box:
         raise ValueError(f"{spec.title}: an MN-major {operand} tile of {tile} is narrower than a box of {box}; "
                          f"its {'A column' if operand == 'A' else 'B row'}-major operand needs wider tiles")

@@ -1,5 +1,5 @@
 """Kernels 5.9 (C in 16 bits), 5.10 (staged by stmatrix), 5.11 and 5.12 (each tile width), 5.13 (C
-column-major) and 5.14 (each cluster shape) on the GPU: every (input, output) type build in every memory-order case, at odd shapes (C stored by TMA where its rows are
+column-major), 5.14 (each cluster shape) and 5.15 (64-row tiles) on the GPU: every (input, output) type build in every memory-order case, at odd shapes (C stored by TMA where its rows are
 16-byte aligned, by the threads elsewhere; several waves of tiles) and on views that are not 16-byte
 aligned, against the fp32 product with the 16-bit C's last rounding; Kernel 5.12's result the same in every
 run; the cuBLAS baselines of the same types under the same check; compute-sanitizer on the bf16 build."""
@@ -26,11 +26,12 @@ def orders():
 
 
 # Kernels 5.11 and 5.12 at each width; "/256" is Kernel 5.9's tile. Kernel 5.14 in each cluster shape
-# ("/64/1x2": 64 columns, clusters of 1 x 2 blocks); its 32-wide tiles read a column-major (K-major) B only.
+# ("/64/1x2": 64 columns, clusters of 1 x 2 blocks), and 5.15 (64-row tiles) likewise; their 32-wide tiles
+# read a column-major (K-major) B only.
 KEYS = ["k5.9", "k5.10", *(f"{key}/{w}" for key in ("k5.11", "k5.12") for w in (64, 128, 192, 256)), "k5.13/64",
         "k5.13/128", "k5.14/256/2x2", "k5.14/64/2x2", "k5.14/192/2x1", "k5.14/64/1x2", "k5.14/128/1x2",
-        "k5.14/32/1x2"]
-# Shapes where Kernel 5.14 copies only some of a tile's pieces: M of 40 and 64 (the second 64 rows of A's
+        "k5.14/32/1x2", "k5.15/32/1x2", "k5.15/64/1x2", "k5.15/64/2x1", "k5.15/128/2x1", "k5.15/256/2x1"]
+# Shapes where Kernels 5.14 and 5.15 copy only some of a tile's pieces: M of 40 and 64 (the second 64 rows of A's
 # tile past M), N of 100 (the second block of a 2 x 2 cluster past N as well).
 SHORT_SHAPES = [(40, 300, 130), (64, 4096, 512), (200, 100, 64)]
 
@@ -42,7 +43,7 @@ def test_every_type_and_order_matches_reference(orders, dtypes, case, key):
     key, width, cluster = orders.variant_key(key)
     if width == 32 and WMMA_CASES[case][1] == "C":
         pytest.skip("32-wide tiles take a column-major B only")
-    for M, N, K in SHAPES + (SHORT_SHAPES if key == "k5.14" else []):
+    for M, N, K in SHAPES + (SHORT_SHAPES if key in ("k5.14", "k5.15") else []):
         for offset in (0, 3) if (M, N, K) == SHAPES[0] else (0,):
             result = orders.check_kernel_order(case, M, N, K, offset, key=key, dtypes=dtypes, tile_n=width,
                                                cluster=cluster)
@@ -78,7 +79,7 @@ def test_the_cublas_baselines_of_the_same_types_pass_the_same_check(key):
 
 
 @pytest.mark.parametrize("key", ["k5.9", "k5.10", "k5.11/64", "k5.11/128", "k5.11/192", "k5.13/64", "k5.14/64/2x2",
-                                 "k5.14/64/1x2"])
+                                 "k5.14/64/1x2", "k5.15/64/1x2", "k5.15/64/2x1"])
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
 @pytest.mark.parametrize("shape", [("129", "257", "75"), ("129", "264", "75")])
 def test_sanitizer_is_clean_on_the_bf16_build(orders, tool, shape, key):

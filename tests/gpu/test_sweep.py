@@ -1,5 +1,5 @@
 """tcgemm.engine.gpu.sweep on the GPU, small: a row of the sweep (checked, then its GPU time, cuBLAS's and the
-whole call's) on four of tcgemm.matmul's paths, and the host-time table."""
+whole call's) on six of tcgemm.matmul's paths, and the host-time table."""
 import pytest
 
 pytestmark = pytest.mark.gpu
@@ -8,6 +8,8 @@ pytestmark = pytest.mark.gpu
 @pytest.mark.parametrize("shape, types, sm_90_kernel", [
     ((256, 4096, 256), ("float16", "float16"), "k5.11/64"),
     ((256, 256, 256), ("float16", "float16"), "k5.14/64/1x2"),  # a small problem in clusters of 1 x 2
+    ((64, 4096, 512), ("float16", "float16"), "k5.15/32/1x2"),   # a short M in 64-row tiles
+    ((128, 4096, 256), ("bfloat16", "bfloat16"), "k5.15/64/2x1"),
     ((64, 12800, 64), ("float16", "float32"), "k5.13/64"),      # the product turned round
     ((64, 256, 512), ("bfloat16", "bfloat16"), "k4.7"),         # Kernel 4.7 or D1, then the rounding pass
 ])

@@ -243,7 +243,7 @@ class PreparedGemm:
             alpha, beta, addend = 1, 0, out
         cluster = getattr(spec, "cluster", 1)      # a WMMA kernel has none
         clusters = active_clusters(fn, cluster, spec.threads, spec.smem_bytes) if cluster > 2 else None
-        grid = spec.grid(self.M, self.N, device_info().sm_count, clusters)
+        grid = spec.grid(self.M, self.N, device_info().sm_count, *(() if clusters is None else (clusters,)))
         self._launch = builder(spec.signature)(LaunchParts(spec, fn, grid, Ak, Bk, out, self.M, self.N, K,
                                                            alpha, beta, addend))
         self._ready = _gpu().cuda.Event(block=False, disable_timing=True)
