@@ -4,9 +4,8 @@
 // of B. At 1000 x 1000 x 1000 in 128 x 64 tiles, 5.11's blocks read 20 KB per K step from L2, 2 x 2
 // clusters' 12 KB. A 1 x 2 cluster gives a short M (64 or 128 rows) a pair of tiles along N, where 5.11's
 // pairs are 256 rows, half of them past M; its tiles may be 32 columns wide (wgmma m64n32k16, B K-major),
-// so 4096 columns are 128 blocks. A share of A or B that lies wholly past M or N is not copied at all
-// (as TMA's zero fill, it took 5.14 twice as long at 64 x 4096 x 14336 as at 128 rows). Everything else
-// is Kernel 5.11's.
+// so 4096 columns are 128 blocks. A share of A or B that lies wholly past M or N is not copied at all,
+// where TMA would have filled it with zeros. Everything else is Kernel 5.11's.
 #include "ptx.cuh"
 #include "wgmma.cuh"
 #include "trace.cuh"
