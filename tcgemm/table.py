@@ -255,7 +255,7 @@ class Table:
         word after its separators); numbers never wrap."""
         align = self.alignments()
         texts = self.text_rows()
-        pad = "padding:0.25em 0.35em;"
+        pad = "padding:0.25em 0.4em;"
         head = "".join(f'<th style="{pad}text-align:{align[i]};vertical-align:bottom;font-weight:bold;'
                        f'border-bottom:1px solid currentColor">{_text_html(self.columns[i].name)}</th>'
                        for i in indices)
