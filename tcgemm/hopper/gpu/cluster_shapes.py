@@ -2,6 +2,8 @@
 (cuOccupancyMaxActiveClusters), and each variant against cuBLAS with the same types in interleaved rounds."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tcgemm.engine.gpu.bench import runner, runners_in_rounds
 from tcgemm.engine.gpu.gemm import for_this_gpu, kernel_function, kernel_spec
 from tcgemm.engine.gpu.launch import active_clusters
@@ -29,10 +31,17 @@ def clusters_at_once(text: str) -> int | None:
     return active_clusters(kernel_function(spec), spec.cluster, spec.threads, spec.smem_bytes)
 
 
+def label(text: str) -> str:
+    """A variant as the rounds tables name it: 'Kernel 5.14: 128×64, clusters 1×2'."""
+    spec = variant(text)
+    return f"{spec.short_title}: {spec.tile_m}×{spec.tile_n}, clusters {spec.cluster_m}×{spec.cluster_n}"
+
+
 def cluster_rounds(M: int, N: int, K: int, texts, rounds: int = 5) -> Table:
     """The variants `texts` and cuBLAS (fp16 in and out) at M x N x K, each checked on fresh random inputs,
-    then timed in `rounds` interleaved rounds (tcgemm.engine.gpu.bench.runners_in_rounds)."""
+    then timed in `rounds` interleaved rounds (tcgemm.engine.gpu.bench.runners_in_rounds), each named by
+    `label`."""
     base = runner(BASELINE)
-    runners = [base] + [runner(variant_key(t)[0], variant(t)) for t in texts]
+    runners = [base] + [replace(runner(variant_key(t)[0], variant(t)), name=label(t)) for t in texts]
     times = runners_in_rounds(runners, M, N, K, rounds)
     return rounds_table(summarize_rounds(times, base.name), base.name, size_label(M, N, K), rounds)
