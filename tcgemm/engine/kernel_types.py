@@ -447,6 +447,7 @@ class WmmaKernel:
     either_order = True
     signature = Signature.WMMA
     schedule = Schedule.GRID
+    cluster = 1
     planned = arch_specific = False
     splits = 1
     smem_bytes = 0
@@ -471,8 +472,8 @@ class WmmaKernel:
     def block(self) -> tuple[int, int, int]:
         return (32 * self.warps[0] * self.warps[1], 1, 1)
 
-    def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
-        """Blocks along N and M (sm_count: unused, as for a GemmKernel that is not persistent)."""
+    def grid(self, M: int, N: int, sm_count: int | None = None, clusters: int | None = None) -> tuple[int, int, int]:
+        """Blocks along N and M (sm_count and clusters: unused, as for a GemmKernel that is not persistent)."""
         wm, wn = self.warps
         return (-(-N // (self.tile * wn)), -(-M // (self.tile * wm)), 1)
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
+from tcgemm.hopper.split_waves import HOPPER_SMS
 from tcgemm.table import Column, Table
 
 TILE_M, TILE_K, BYTES = 128, 64, 2     # Kernel 5.14's tile rows, K step and fp16 input
-HOPPER_SMS = 132                       # an H100 SXM's and an H200's SMs (NVIDIA's datasheets)
 
 
 @dataclass(frozen=True)

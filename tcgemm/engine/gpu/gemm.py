@@ -241,9 +241,8 @@ class PreparedGemm:
             out = self._workspace = _gpu().empty(spec.splits * self.M * self.N, dtype=storage_dtype(spec.out_dtype))
             self._reduce = self._reduce_launch(out, alpha, beta, addend)
             alpha, beta, addend = 1, 0, out
-        cluster = getattr(spec, "cluster", 1)      # a WMMA kernel has none
-        clusters = active_clusters(fn, cluster, spec.threads, spec.smem_bytes) if cluster > 2 else None
-        grid = spec.grid(self.M, self.N, device_info().sm_count, *(() if clusters is None else (clusters,)))
+        clusters = active_clusters(fn, spec.cluster, spec.threads, spec.smem_bytes) if spec.cluster > 2 else None
+        grid = spec.grid(self.M, self.N, device_info().sm_count, clusters)
         self._launch = builder(spec.signature)(LaunchParts(spec, fn, grid, Ak, Bk, out, self.M, self.N, K,
                                                            alpha, beta, addend))
         self._ready = _gpu().cuda.Event(block=False, disable_timing=True)

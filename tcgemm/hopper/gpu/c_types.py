@@ -13,7 +13,7 @@ from tcgemm.table import Column, Table
 from tcgemm.engine.gpu.bench import runner, time_in_rounds
 from tcgemm.engine.gpu.device import device_info
 from tcgemm.engine.gpu.gemm import for_this_gpu, kernel_spec
-from tcgemm.hopper.gpu.operand_orders import CASES, check_kernel_order
+from tcgemm.hopper.gpu.operand_orders import CASES, check_kernel_order, variant_key
 
 KEY = "k5.9"
 # N = 257: rows of C that TMA cannot address (not 16-byte aligned), stored from registers; N = 1000: rows
@@ -64,10 +64,10 @@ def c_type_rounds(size: int, rounds: int = 5, reps: int | None = None, log=None,
     for run in runs:
         specs, titles = {}, {}
         for key, types in run:
-            key, _, width = key.partition("/")
+            key, width, _ = variant_key(key)
             spec = for_this_gpu(kernel_spec(key))
             spec = spec.with_dtypes(*types) if types else spec
-            specs[key] = spec.with_tile_n(int(width)) if width else spec
+            specs[key] = spec.with_tile_n(width) if width else spec
             titles[key] = f"{spec.short_title}, {width} wide" if width else spec.short_title
         table = time_in_rounds(list(specs), size, size, size, rounds, reps, log=log, specs=specs)
         parts.append((table, {runner(key, spec).name: (titles[key], types_label(spec.in_dtype, spec.out_dtype))
